@@ -1,0 +1,13 @@
+"""labkit: the helper library of the ONNX Lab course.
+
+Lessons import a few names from here; everything else lives in modules named for what they do
+(`checks`, `assign`, `data`, `models`, `bench`, `doctor`, `viz`, `grading`, `android`).
+"""
+from .bench import Timing, bench
+from .checks import check
+from .data import digits, normalize
+from .doctor import doctor
+from .quiet import quiet
+
+__version__ = "0.1.0"
+__all__ = ["bench", "Timing", "check", "digits", "normalize", "doctor", "quiet", "__version__"]

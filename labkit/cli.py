@@ -1,0 +1,100 @@
+"""The `labkit` command: assign, doctor, bench, run-solutions, grade."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+BUDGET_SECONDS = 60
+BUDGET_MB = 1536
+
+
+def _assign(args) -> int:
+    from .assign import AssignError, assign
+
+    try:
+        problems = assign(check_only=args.check)
+    except (AssignError, FileNotFoundError) as e:
+        print(f"labkit assign: {e}", file=sys.stderr)
+        return 2
+    if args.check:
+        for p in problems:
+            print(f"✘ {p}")
+        if problems:
+            print("lessons/ is stale: run `labkit assign` (or `make assign`) and commit lessons/.")
+            return 1
+        print("lessons/ is up to date with solutions/.")
+        return 0
+    print("Wrote lessons/ from solutions/.")
+    return 0
+
+
+def _doctor(args) -> int:
+    from .doctor import main
+
+    return main()
+
+
+def _solutions(args) -> list[Path]:
+    from .assign import course_root
+
+    root = course_root()
+    paths = sorted((root / "solutions").glob("*.ipynb"))
+    if args.lessons:
+        paths = [p for p in paths if any(p.name.startswith(x) for x in args.lessons)]
+    return paths
+
+
+def _bench(args) -> int:
+    from .notebooks import measure
+
+    print(f"{'lesson':<24} {'seconds':>8} {'peak MB':>8} {'points':>9}  budget (≤{BUDGET_SECONDS} s, ≤{BUDGET_MB} MB)")
+    worst = 0
+    for path in _solutions(args):
+        m = measure(path)
+        ok = m["seconds"] <= BUDGET_SECONDS and m["peak_mb"] <= BUDGET_MB and "error" not in m
+        worst |= not ok
+        pts = f"{m['points']:g}/{m['max_points']:g}"
+        print(f"{path.stem:<24} {m['seconds']:>8.1f} {m['peak_mb']:>8.0f} {pts:>9}  {'ok' if ok else 'OVER BUDGET'}"
+              + (f"  error: {m['error']}" if "error" in m else ""), flush=True)
+    return 1 if worst else 0
+
+
+def _run_solutions(args) -> int:
+    from .notebooks import execute
+
+    for path in _solutions(args):
+        print(f"executing {path.name} ...", flush=True)
+        execute(path, out=path)
+    print("Done: review the outputs, then run `labkit assign`.")
+    return 0
+
+
+def _grade(args) -> int:
+    from .grading import main
+
+    return main(args.rest)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="labkit", description="ONNX Lab course tools")
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("assign", help="write lessons/ from solutions/")
+    p.add_argument("--check", action="store_true", help="only compare; exit 1 when lessons/ is stale")
+    p.set_defaults(fn=_assign)
+    sub.add_parser("doctor", help="check this machine for the course").set_defaults(fn=_doctor)
+    p = sub.add_parser("bench", help="execute every solution notebook: seconds and peak memory")
+    p.add_argument("lessons", nargs="*", help="lesson numbers (default: all)")
+    p.set_defaults(fn=_bench)
+    p = sub.add_parser("run-solutions", help="re-execute solution notebooks in place (refresh outputs)")
+    p.add_argument("lessons", nargs="*", help="lesson numbers (default: all)")
+    p.set_defaults(fn=_run_solutions)
+    p = sub.add_parser("grade", help="grade a class's submissions (labkit grade --help)", add_help=False)
+    p.add_argument("rest", nargs=argparse.REMAINDER)
+    p.set_defaults(fn=_grade)
+    args = parser.parse_args(argv)
+    return args.fn(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

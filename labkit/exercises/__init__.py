@@ -1,0 +1,1 @@
+"""Exercise definitions, one module per lesson (`lNN.py`), loaded on first use."""

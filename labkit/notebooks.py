@@ -1,0 +1,57 @@
+"""Run course notebooks headless and read the verdicts their check cells produced."""
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import nbformat
+
+from .checks import RESULT_MIME
+
+KERNEL = "python3"
+
+
+def execute(path: str | os.PathLike, out: str | os.PathLike | None = None, parameters: dict | None = None,
+            cwd: str | os.PathLike | None = None, timeout: int = 300) -> nbformat.NotebookNode:
+    """Execute a notebook with papermill in a fresh kernel (parameters go to its `parameters` cell)."""
+    import papermill as pm
+
+    with tempfile.TemporaryDirectory() as tmp:
+        nb = pm.execute_notebook(
+            str(path), str(out) if out else None, parameters=parameters or {}, cwd=str(cwd or tmp),
+            kernel_name=KERNEL, progress_bar=False, log_output=False, execution_timeout=timeout)
+    return nb
+
+
+def verdicts(nb: Any) -> dict[str, dict]:
+    """Exercise id -> the result dict its check cell displayed (the last one when run twice)."""
+    found = {}
+    for cell in nb.cells:
+        for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
+            data = output.get("data", {})
+            if RESULT_MIME in data:
+                res = data[RESULT_MIME]
+                found[res["exercise"]] = dict(res)
+    return found
+
+
+def measure(path: str | os.PathLike, parameters: dict | None = None) -> dict:
+    """Execute `path` in a child process; return wall seconds, the kernel's peak memory (MB) and scores."""
+    code = ("import json,resource,sys,time; from labkit.notebooks import execute, verdicts;"
+            "t=time.perf_counter(); nb=execute(sys.argv[1], parameters=json.loads(sys.argv[2]));"
+            "w=time.perf_counter()-t; v=verdicts(nb);"
+            "print(json.dumps({'seconds':w,'peak_mb':resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss/1024,"
+            "'points':sum(r['points'] for r in v.values()),'max_points':sum(r['max_points'] for r in v.values())}))")
+    proc = subprocess.run([sys.executable, "-c", code, str(path), json.dumps(parameters or {})],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        tail = (proc.stderr.strip().splitlines() or ["?"])[-1]
+        return {"seconds": float("nan"), "peak_mb": float("nan"), "points": 0, "max_points": 0, "error": tail}
+    return json.loads(proc.stdout.strip().splitlines()[-1])

@@ -1,0 +1,145 @@
+"""Plain data: the only thing that crosses from a learner's code to a verdict.
+
+An answer is reduced to None, bool, int, float, str, lists, str-keyed dicts, numeric numpy
+arrays, ONNX model bytes (`OnnxBlob`) and `Raised` (an exception message). Nothing else, so a
+verdict never touches an object the learner made (no `__eq__` tricks, no pickles). The same
+structure round-trips through a folder of JSON + `.npy` + `.onnx` files for the grader.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+MAX_DEPTH = 20
+
+
+class NotPlain(TypeError):
+    """The learner returned something that is not plain data (message says what)."""
+
+
+@dataclass(frozen=True)
+class Raised:
+    """A learner's function did not return plain data: what happened ("raised ValueError: ...")."""
+
+    message: str
+
+
+@dataclass(frozen=True)
+class OnnxBlob:
+    """The bytes of an ONNX model (parsed by the verdict, never executed as Python)."""
+
+    data: bytes
+
+
+def describe(obj: Any) -> str:
+    """A short, learner-readable description of a value's type and shape."""
+    if isinstance(obj, np.ndarray):
+        return f"an array of shape {obj.shape} and dtype {obj.dtype}"
+    mod = type(obj).__module__
+    if mod.startswith("torch") and hasattr(obj, "shape"):
+        return f"a torch tensor of shape {tuple(obj.shape)}"
+    if obj is None:
+        return "None"
+    name = type(obj).__name__
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
+
+
+def to_plain(obj: Any, depth: int = 0) -> Any:
+    """Convert an answer to plain data, or raise NotPlain saying what was not plain."""
+    if depth > MAX_DEPTH:
+        raise NotPlain("a value nested too deeply")
+    if obj is None or isinstance(obj, (bool, str, Raised, OnnxBlob)):
+        return obj
+    if isinstance(obj, (int, float)) and type(obj) in (int, float):
+        return obj
+    if isinstance(obj, np.bool_):
+        return bool(obj)
+    if isinstance(obj, np.integer):
+        return int(obj)
+    if isinstance(obj, np.floating):
+        return float(obj)
+    if type(obj).__module__.startswith("torch") and hasattr(obj, "detach"):
+        obj = obj.detach().cpu().numpy()
+    if isinstance(obj, np.ndarray):
+        if obj.dtype.kind not in "biuf":
+            raise NotPlain(f"an array of dtype {obj.dtype} (only numbers are accepted)")
+        return np.array(obj, copy=True)
+    if type(obj) in (list, tuple):
+        return [to_plain(x, depth + 1) for x in obj]
+    if type(obj) is dict:
+        out = {}
+        for k, v in obj.items():
+            if type(k) is not str:
+                raise NotPlain(f"a dict with a {type(k).__name__} key (keys must be strings)")
+            out[k] = to_plain(v, depth + 1)
+        return out
+    raise NotPlain(describe(obj))
+
+
+def save(obj: Any, folder: str | os.PathLike) -> None:
+    """Write plain data to `folder` as answer.json plus .npy/.onnx files (atomically)."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    counter = [0]
+
+    def enc(x: Any) -> Any:
+        if isinstance(x, float) and not math.isfinite(x):
+            return {"__float__": repr(x)}
+        if isinstance(x, Raised):
+            return {"__raised__": x.message}
+        if isinstance(x, OnnxBlob):
+            counter[0] += 1
+            name = f"m{counter[0]}.onnx"
+            (folder / name).write_bytes(x.data)
+            return {"__onnx__": name}
+        if isinstance(x, np.ndarray):
+            counter[0] += 1
+            name = f"a{counter[0]}.npy"
+            np.save(folder / name, x, allow_pickle=False)
+            return {"__npy__": name}
+        if isinstance(x, list):
+            return [enc(v) for v in x]
+        if isinstance(x, dict):
+            return {"__dict__": {k: enc(v) for k, v in x.items()}}
+        return x
+
+    tmp = folder / "answer.json.tmp"
+    tmp.write_text(json.dumps(enc(obj)))
+    os.replace(tmp, folder / "answer.json")
+
+
+def load(folder: str | os.PathLike) -> Any:
+    """Read what `save` wrote. Arrays load with allow_pickle=False; file names stay inside."""
+    folder = Path(folder).resolve()
+
+    def inside(name: Any) -> Path:
+        if not isinstance(name, str) or "/" in name or "\\" in name or name.startswith("."):
+            raise ValueError(f"bad file name in answer: {name!r}")
+        return folder / name
+
+    def dec(x: Any) -> Any:
+        if isinstance(x, dict):
+            if set(x) == {"__float__"} and x["__float__"] in ("nan", "inf", "-inf"):
+                return float(x["__float__"])
+            if set(x) == {"__raised__"}:
+                return Raised(str(x["__raised__"]))
+            if set(x) == {"__onnx__"}:
+                return OnnxBlob(inside(x["__onnx__"]).read_bytes())
+            if set(x) == {"__npy__"}:
+                return np.load(inside(x["__npy__"]), allow_pickle=False)
+            if set(x) == {"__dict__"} and isinstance(x["__dict__"], dict):
+                return {str(k): dec(v) for k, v in x["__dict__"].items()}
+            raise ValueError("malformed answer file")
+        if isinstance(x, list):
+            return [dec(v) for v in x]
+        if x is None or isinstance(x, (bool, int, float, str)):
+            return x
+        raise ValueError("malformed answer file")
+
+    return dec(json.loads((folder / "answer.json").read_text()))
