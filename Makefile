@@ -13,9 +13,11 @@ TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 lab: $(STAMP)
 	$(VENV)/bin/jupyter lab --notebook-dir=lessons
 
+# nbval re-runs solutions/ and compares with their committed outputs; -n 2 uses both cores.
+PYTEST_ARGS ?= -n 2 --dist loadfile
 test: $(STAMP) system-deps
 	$(VENV)/bin/labkit assign --check
-	$(VENV)/bin/python -m pytest
+	$(VENV)/bin/python -m pytest tests solutions --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg $(PYTEST_ARGS)
 
 bench: $(STAMP)
 	$(VENV)/bin/labkit bench

@@ -48,6 +48,8 @@ class NotAttempted(Exception):
 class TestResult:
     """One test of an exercise: its name, verdict and a precise message."""
 
+    __test__ = False  # not a pytest class
+
     name: str
     passed: bool
     message: str = ""
@@ -252,6 +254,8 @@ def collect(ex: Exercise, answer: Any, seed: int) -> Any:
         return outputs
     if ex.kind == "onnx":
         return _onnx_bytes(answer)
+    if ex.kind == "quiz" and isinstance(answer, dict) and all(v is None for v in answer.values()):
+        raise NotAttempted()
     return plain.to_plain(answer)
 
 

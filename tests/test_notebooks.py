@@ -1,0 +1,69 @@
+"""Whole notebooks: solutions reach full points, lessons run and score zero, the structure is sound.
+
+(nbval separately re-runs solutions/ and compares with the committed outputs: see the Makefile.)
+"""
+from __future__ import annotations
+
+import nbformat
+import pytest
+
+from labkit.assign import exercise_tag
+from labkit.checks import lesson_exercises
+from labkit.notebooks import execute, verdicts
+
+from conftest import LESSONS, ROOT, SOLUTIONS
+
+ids = [p.stem for p in SOLUTIONS]
+
+
+def _exercise_ids(nb) -> list[str]:
+    return [exercise_tag(c, "check") for c in nb.cells if exercise_tag(c, "check")]
+
+
+@pytest.mark.parametrize("path", SOLUTIONS, ids=ids)
+def test_solution_structure(path):
+    nb = nbformat.read(path, as_version=4)
+    lesson = path.stem[:2]
+    registered = {e.id for e in lesson_exercises(lesson)}
+    in_notebook = _exercise_ids(nb)
+    assert set(in_notebook) == registered, "every registered exercise has exactly one check cell, and no others"
+    assert len(in_notebook) == len(set(in_notebook))
+    assert len(registered) >= 2
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert "parameters" in code[0].metadata.get("tags", []) and "QUICK" in code[0].source
+    for c in nb.cells:
+        if exercise_tag(c, "check"):
+            assert c.source.strip() == f'check("{exercise_tag(c, "check")}", ' + c.source.split(", ", 1)[1].strip()
+    assert any("What you learned" in c.source for c in nb.cells if c.cell_type == "markdown")
+
+
+@pytest.mark.parametrize("path", SOLUTIONS, ids=ids)
+def test_committed_solution_outputs_show_full_points_and_no_errors(path):
+    nb = nbformat.read(path, as_version=4)
+    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
+    assert not errors, f"committed outputs contain errors: {[e.ename for e in errors]}"
+    found = verdicts(nb)
+    for ex in _exercise_ids(nb):
+        assert found.get(ex, {}).get("status") == "passed", f"{ex}: {found.get(ex)}"
+
+
+@pytest.mark.notebooks
+@pytest.mark.parametrize("path", SOLUTIONS, ids=ids)
+def test_solution_executes_to_full_points(path, tmp_path):
+    nb = execute(path, parameters={"QUICK": True}, cwd=tmp_path)
+    found = verdicts(nb)
+    for ex in _exercise_ids(nb):
+        r = found.get(ex)
+        assert r and r["status"] == "passed" and r["points"] == r["max_points"], f"{ex}: {r}"
+
+
+@pytest.mark.notebooks
+@pytest.mark.parametrize("path", LESSONS, ids=[p.stem for p in LESSONS])
+def test_lesson_runs_and_scores_zero(path, tmp_path):
+    nb = execute(path, parameters={"QUICK": True}, cwd=tmp_path)
+    found = verdicts(nb)
+    expected = _exercise_ids(nbformat.read(ROOT / "solutions" / path.name, as_version=4))
+    assert sorted(found) == sorted(expected), "every check cell ran and showed a verdict"
+    for ex, r in found.items():
+        assert r["points"] == 0, f"false pass in the blank lesson: {ex}: {r}"
+        assert r["status"] == "not_attempted", f"{ex}: the stub should read as not attempted, got {r}"
