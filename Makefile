@@ -38,6 +38,7 @@ $(STAMP): pyproject.toml
 	else echo "PyTorch's CPU index is not reachable: installing from the default index."; fi; \
 	$(PY) -m pip install --quiet $$extra -e '.[test]'
 	@$(PY) -m ipykernel install --user --name onnx-lab --display-name "Python (ONNX Lab)" >/dev/null
+	@mkdir -p $(VENV)/share/jupyter/lab/settings && cp binder/overrides.json $(VENV)/share/jupyter/lab/settings/
 	@touch $(STAMP)
 	@echo "ONNX Lab is installed in $(VENV)."
 
