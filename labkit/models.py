@@ -1,6 +1,9 @@
 """The course CNN for 8x8 digits and a short, seeded training loop (seconds on a laptop CPU)."""
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import numpy as np
 
 from .data import Digits, digits
@@ -65,12 +68,54 @@ def accuracy(predict, x: np.ndarray, y: np.ndarray) -> float:
 _cache: dict = {}
 
 
-def trained_cnn(epochs: int = 12, seed: int = 0, progress: bool = True):
-    """A DigitsCNN trained once per process with a fixed seed (lessons share the same weights)."""
+def cache_dir() -> Path:
+    """Where trained weights are kept between sessions: $LABKIT_CACHE, else ~/.cache/onnx-lab."""
+    if os.environ.get("LABKIT_CACHE"):
+        return Path(os.environ["LABKIT_CACHE"])
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "onnx-lab"
+
+
+def _weights_file(epochs: int, seed: int) -> Path:
+    return cache_dir() / f"digits_cnn-e{epochs}-s{seed}-torch{_torch().__version__.split('+')[0]}.pt"
+
+
+def _load_weights(path: Path):
     torch = _torch()
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+        DigitsCNN().load_state_dict(state)  # refuses a file from another architecture
+        return state
+    except Exception:  # missing, truncated or foreign: train again
+        return None
+
+
+def _save_weights(state, path: Path) -> None:
+    torch = _torch()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        torch.save(state, tmp)
+        os.replace(tmp, path)
+    except OSError:  # a read-only cache (the grading sandbox) only costs the retraining
+        pass
+
+
+def trained_cnn(epochs: int = 12, seed: int = 0, progress: bool = True):
+    """The course DigitsCNN trained with a fixed seed, once per machine.
+
+    The weights are kept in `cache_dir()`, so every lesson (and the grader) uses the same model and
+    only the first call pays the few seconds of training.
+    """
     key = (epochs, seed)
     if key not in _cache:
-        _cache[key] = {k: v.clone() for k, v in train(epochs=epochs, seed=seed, progress=progress).state_dict().items()}
+        path = _weights_file(epochs, seed)
+        state = _load_weights(path)
+        if state is None:
+            model = train(epochs=epochs, seed=seed, progress=progress)
+            state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+            _save_weights(state, path)
+        _cache[key] = state
     model = DigitsCNN()
     model.load_state_dict(_cache[key])
     return model.eval()
