@@ -70,13 +70,12 @@ def _run_solutions(args) -> int:
     return 0
 
 
-def _grade(args) -> int:
-    from .grading import main
-
-    return main(args.rest)
-
-
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["grade"]:  # the grader parses its own options (--jobs, --out, ...)
+        from .grading import main as grade
+
+        return grade(argv[1:])
     parser = argparse.ArgumentParser(prog="labkit", description="ONNX Lab course tools")
     sub = parser.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("assign", help="write lessons/ from solutions/")
@@ -89,9 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("run-solutions", help="re-execute solution notebooks in place (refresh outputs)")
     p.add_argument("lessons", nargs="*", help="lesson numbers (default: all)")
     p.set_defaults(fn=_run_solutions)
-    p = sub.add_parser("grade", help="grade a class's submissions (labkit grade --help)", add_help=False)
-    p.add_argument("rest", nargs=argparse.REMAINDER)
-    p.set_defaults(fn=_grade)
+    sub.add_parser("grade", help="grade a class's submissions (labkit grade --help)", add_help=False)
     args = parser.parse_args(argv)
     return args.fn(args)
 

@@ -1,0 +1,330 @@
+"""Confinement for the grader's kernels: bubblewrap, resource limits, a pids cgroup, cleanup.
+
+Two layers, the second always in force:
+
+* bubblewrap (`bwrap`, Linux): the kernel sees the filesystem read-only except its own working
+  directory, a private `/tmp`, no network, its own PID namespace, and dies with the grader. The
+  grader's output folder and the grader's home directory are hidden (empty).
+* this file run as a launcher (`python -I -S sandbox.py SPEC -- CMD...`), started before bwrap:
+  joins a pids cgroup when the grader runs as root (RLIMIT_NPROC does not bind root), sets
+  resource limits (address space, processes, file size, no core files, open files, CPU seconds),
+  arranges to die with its parent, then `exec`s bwrap or the kernel. After each submission the
+  grader kills everything in the cgroup, the kernel's process group and every process below the
+  grading worker (which is a child subreaper, so daemonized processes cannot slip away).
+
+The launcher part uses only the standard library and is run with `-I -S` so that nothing in the
+kernel's working directory can be imported before the limits are in place.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+GiB = 1 << 30
+#: default limits for one kernel (the lesson budget is 1.5 GB peak; torch reserves address space)
+DEFAULT_LIMITS = {"as": 3 * GiB, "fsize": 1 * GiB, "nproc": 256, "nofile": 1024, "core": 0, "cpu": 1800}
+PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
+
+
+# ---------------------------------------------------------------- the launcher (runs first, then execs)
+
+
+def _prctl(option: int, value: int) -> bool:
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(option, value, 0, 0, 0) == 0
+    except Exception:
+        return False
+
+
+def _apply_limits(limits: dict) -> None:
+    import resource
+
+    names = {"as": "RLIMIT_AS", "fsize": "RLIMIT_FSIZE", "nproc": "RLIMIT_NPROC", "nofile": "RLIMIT_NOFILE",
+             "core": "RLIMIT_CORE", "cpu": "RLIMIT_CPU"}
+    for key, value in limits.items():
+        which = getattr(resource, names.get(key, ""), None)
+        if which is None or value is None:
+            continue
+        soft, hard = resource.getrlimit(which)
+        value = int(value)
+        if hard != resource.RLIM_INFINITY and value > hard and os.geteuid() != 0:
+            value = hard
+        try:
+            resource.setrlimit(which, (value, value))
+        except (ValueError, OSError):  # e.g. RLIMIT_AS on macOS: keep what the system allows
+            try:
+                resource.setrlimit(which, (min(value, soft) if soft != resource.RLIM_INFINITY else value, hard))
+            except (ValueError, OSError):
+                pass
+
+
+def launch(argv: list[str]) -> None:
+    """`sandbox.py '{"limits": {...}, "cgroup": DIR|null}' -- cmd...`: confine this process, exec cmd."""
+    spec = json.loads(argv[0])
+    cmd = argv[argv.index("--") + 1:]
+    os.environ.pop("JPY_PARENT_PID", None)  # ipykernel's parent poller misreads a PID namespace
+    cgroup = spec.get("cgroup")
+    if cgroup:  # join the kernel's pids cgroup first: everything started from here stays in it
+        with open(os.path.join(cgroup, "cgroup.procs"), "w") as f:
+            f.write(str(os.getpid()))
+    _apply_limits(spec.get("limits") or {})
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an oversized write fails with EFBIG, no kill
+    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)        # the kernel dies with the grader
+    os.execvp(cmd[0], cmd)
+
+
+# ---------------------------------------------------------------- the grader's side
+
+
+_BWRAP_STATE: dict[str, object] = {}
+
+
+def bwrap_path() -> str | None:
+    return shutil.which("bwrap") or (os.path.exists("/usr/bin/bwrap") and "/usr/bin/bwrap") or None
+
+
+def bwrap_status() -> tuple[bool, str]:
+    """(usable, reason): is bubblewrap installed, allowed here, and not switched off?"""
+    if os.environ.get("LABKIT_NO_BWRAP", "") not in ("", "0"):
+        return False, "bubblewrap switched off (LABKIT_NO_BWRAP is set)"
+    if not sys.platform.startswith("linux"):
+        return False, f"bubblewrap needs Linux (this is {sys.platform})"
+    if "status" in _BWRAP_STATE:
+        return _BWRAP_STATE["status"]  # type: ignore[return-value]
+    path = bwrap_path()
+    if not path:
+        result = (False, "bubblewrap is not installed (Debian/Ubuntu: apt install bubblewrap)")
+    else:
+        import tempfile
+
+        try:
+            with tempfile.TemporaryDirectory(prefix="lkgprobe") as tmp:  # the very flags used for kernels
+                probe = bwrap_args(Path(tmp), [], []) + [sys.executable, "-I", "-S", "-c", "pass"]
+                r = subprocess.run(probe, capture_output=True, text=True, timeout=60)
+            ok = r.returncode == 0
+            why = "" if ok else (r.stderr.strip().splitlines() or ["exit code %d" % r.returncode])[-1]
+        except Exception as e:  # pragma: no cover - depends on the machine
+            ok, why = False, str(e)
+        result = (True, f"bubblewrap {path}") if ok else (False, f"bubblewrap failed here: {why}")
+    _BWRAP_STATE["status"] = result
+    return result
+
+
+def _under(path: Path, parent: Path) -> bool:
+    try:
+        path.relative_to(parent)
+        return True
+    except ValueError:
+        return False
+
+
+def bwrap_args(workdir: Path, hide: list[Path], keep: list[Path], hide_last: list[Path] = (),
+               tmp_size: int = 512 << 20) -> list[str]:
+    """The bwrap prefix: read-only /, writable `workdir`, private /tmp, no network, own PIDs.
+
+    `hide` folders (the grader's home) become empty, except the `keep` paths inside them (python,
+    the venv, the course); then `hide_last` folders (the grading output) become empty too.
+    """
+    args = [bwrap_path() or "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+            "--size", str(tmp_size), "--tmpfs", "/tmp", "--size", str(tmp_size), "--tmpfs", "/dev/shm"]
+    for h in hide:  # e.g. the grader's output folder and home directory: an empty tmpfs instead
+        if h.is_dir() and h != Path("/"):
+            args += ["--size", str(1 << 20), "--tmpfs", str(h)]
+    for k in keep:  # what must stay visible inside a hidden folder (python, the course, the venv)
+        if k.exists() and any(_under(k, h) for h in hide):
+            args += ["--ro-bind", str(k), str(k)]
+    for h in hide_last:
+        if h.is_dir() and h != Path("/"):
+            args += ["--size", str(1 << 20), "--tmpfs", str(h)]
+    if os.geteuid() == 0:
+        args += ["--cap-drop", "ALL"]  # bwrap run by root keeps every capability unless told
+    args += ["--bind", str(workdir), str(workdir),
+             "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+             "--die-with-parent", "--new-session", "--chdir", str(workdir)]
+    return args + ["--"]
+
+
+def launcher_args(limits: dict, cgroup: str | None = None) -> list[str]:
+    """The launcher prefix: `python -I -S sandbox.py SPEC --` (run outside bwrap, before it)."""
+    spec = json.dumps({"limits": limits, "cgroup": cgroup})
+    return [sys.executable, "-I", "-S", os.path.abspath(__file__), spec, "--"]
+
+
+def make_subreaper() -> bool:
+    """Orphans of this process's descendants get reparented here (so they can be found and killed)."""
+    return sys.platform.startswith("linux") and _prctl(PR_SET_CHILD_SUBREAPER, 1)
+
+
+def _children_map() -> dict[int, list[int]]:
+    kids: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read().decode(errors="replace")
+            ppid = int(stat[stat.rindex(")") + 2:].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        kids.setdefault(ppid, []).append(int(entry))
+    return kids
+
+
+def descendants(pid: int) -> list[int]:
+    """Every live process below `pid` (Linux /proc; empty elsewhere)."""
+    if not os.path.isdir("/proc"):
+        return []
+    kids, out, todo = _children_map(), [], [pid]
+    while todo:
+        for c in kids.get(todo.pop(), []):
+            out.append(c)
+            todo.append(c)
+    return out
+
+
+class PidsCgroup:
+    """A pids cgroup for one kernel (root only, cgroup v1 or v2): caps its task count, lists them all.
+
+    A process cannot leave it without privileges (and inside bwrap /sys is read-only), so killing
+    everything listed in it ends everything the kernel started, fork bombs and daemons included.
+    """
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    @classmethod
+    def create(cls, name: str, max_tasks: int) -> "PidsCgroup | None":
+        if os.geteuid() != 0 or not sys.platform.startswith("linux"):
+            return None
+        v1 = Path("/sys/fs/cgroup/pids")
+        v2 = Path("/sys/fs/cgroup")
+        for base in (v1, v2):
+            if base == v2:
+                try:
+                    if "pids" not in (v2 / "cgroup.subtree_control").read_text().split():
+                        continue
+                except OSError:
+                    continue
+            elif not (base / "cgroup.procs").exists():
+                continue
+            path = base / name
+            try:
+                path.mkdir(exist_ok=True)
+                (path / "pids.max").write_text(str(int(max_tasks)))
+                return cls(path)
+            except OSError:
+                try:
+                    path.rmdir()
+                except OSError:
+                    pass
+        return None
+
+    def pids(self) -> list[int]:
+        try:
+            return [int(x) for x in (self.path / "cgroup.procs").read_text().split()]
+        except (OSError, ValueError):
+            return []
+
+    def kill_all(self) -> None:
+        for _ in range(500):
+            pids = self.pids()
+            if not pids:
+                break
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            _reap(pids)
+            time.sleep(0.01)
+
+    def remove(self) -> None:
+        self.kill_all()
+        for _ in range(100):
+            try:
+                self.path.rmdir()
+                return
+            except FileNotFoundError:
+                return
+            except OSError:  # tasks not reaped yet
+                _reap(self.pids())
+                time.sleep(0.05)
+
+
+def process_limit() -> tuple[bool, str]:
+    """(enforced, how): can this grader cap the number of processes a kernel starts?"""
+    if os.geteuid() != 0:
+        return True, "RLIMIT_NPROC"
+    cg = PidsCgroup.create(f"labkit-probe-{os.getpid()}-{os.urandom(3).hex()}", 16)
+    if cg is None:
+        return False, "NOT enforced: running as root (RLIMIT_NPROC does not bind root) without a pids cgroup"
+    cg.remove()
+    return True, "a pids cgroup (root)"
+
+
+def kill_tree(root_pid: int | None = None, pgid: int | None = None) -> int:
+    """SIGKILL a process group and every descendant of `root_pid` (default: this process).
+
+    Repeats until nothing is left (a fork bomb keeps forking while it is being killed) and reaps
+    the orphans reparented to this process (see `make_subreaper`). Returns how many were signalled.
+    """
+    root_pid = os.getpid() if root_pid is None else root_pid
+    killed = 0
+    for _ in range(500):
+        victims = set(descendants(root_pid))
+        if pgid:
+            try:
+                os.killpg(pgid, signal.SIGKILL)
+            except OSError:
+                pass
+        for pid in victims:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed += 1
+            except OSError:
+                pass
+        _reap(victims)
+        if not victims:
+            break
+        time.sleep(0.01)
+    return killed
+
+
+def _reap(pids) -> None:
+    for pid in pids:
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except (ChildProcessError, OSError):
+            pass
+
+
+def user_task_count() -> int:
+    """Threads and processes of this user (RLIMIT_NPROC counts them all, not per process)."""
+    me, total = os.getuid(), 0
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/status") as f:
+                text = f.read()
+            uid = int(text.split("\nUid:", 1)[1].split()[0])
+            threads = int(text.split("\nThreads:", 1)[1].split()[0])
+        except (OSError, IndexError, ValueError):
+            continue
+        if uid == me:
+            total += threads
+    return total
+
+
+if __name__ == "__main__":
+    launch(sys.argv[1:])

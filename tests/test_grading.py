@@ -1,0 +1,435 @@
+"""The instructor grader: honest and hostile submissions of lesson 00, malformed files, resume.
+
+Every hostile submission is a real notebook built from lessons/00_setup_check.ipynb with an
+attack in an answer cell (or an edited check cell). Each must score no higher than the honest
+blank lesson on the exercises it attacks. The batches run once per module (bubblewrap, then the
+fallback without it) and the tests read their outputs.
+"""
+from __future__ import annotations
+
+import copy
+import csv
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from labkit import grading, sandbox
+
+pytestmark = pytest.mark.grading
+
+ROOT = Path(__file__).resolve().parents[1]
+SOLUTION = ROOT / "solutions" / "00_setup_check.ipynb"
+LESSON = ROOT / "lessons" / "00_setup_check.ipynb"
+LABKIT = [sys.executable, "-m", "labkit.cli"]
+TIMEOUT = 15          # per cell; lesson 00's doctor cell needs a few seconds on a busy machine
+WRONG_QUIZ = '{"q1": "a", "q2": "c"}'
+RIGHT_QUIZ = '{"q1": "b", "q2": "b"}'
+BAD_RELU = "def relu(x):\n    return np.zeros(3)  # wrong on every test\n"
+
+if not (SOLUTION.is_file() and LESSON.is_file()):
+    pytest.skip("lesson 00 notebooks are not there yet", allow_module_level=True)
+
+
+def _nb(path: Path) -> dict:
+    return json.loads(path.read_text())
+
+
+def _cell(nb: dict, tag: str) -> dict:
+    return next(c for c in nb["cells"] if tag in c.get("metadata", {}).get("tags", []))
+
+
+def submission(relu: str | None = None, quiz: str | None = None, edit_checks: str | None = None) -> dict:
+    """The blank lesson with the relu/quiz answer cells (and optionally the check cells) replaced."""
+    nb = copy.deepcopy(_nb(LESSON))
+    if relu is not None:
+        _cell(nb, "answer:00.relu")["source"] = relu
+    if quiz is not None:
+        _cell(nb, "answer:00.quiz")["source"] = quiz
+    if edit_checks is not None:
+        for tag in ("check:00.relu", "check:00.quiz"):
+            _cell(nb, tag)["source"] = edit_checks
+    return nb
+
+
+HOSTILE = {
+    # a check cell edited to print success (and the answer left blank)
+    "edited_check": submission(edit_checks='print("Passed · 2/2 points")\nlabkit.checks.Result'),
+    # labkit.check redefined, plus a forged record in the collect folder
+    "redefine_check": submission(relu=(
+        "import json, os, labkit, labkit.checks\n"
+        "def fake(id, answer=None):\n"
+        "    print('Passed', id, 'full points')\n"
+        "    return labkit.checks.Result(id, 'x', 'passed', 2.0, 2.0, 'all tests passed')\n"
+        "labkit.check = labkit.checks.check = check = fake\n"
+        "d = os.path.join(os.environ.get('LABKIT_COLLECT_DIR', '.'), '00.relu')\n"
+        "os.makedirs(d, exist_ok=True)\n"
+        "open(os.path.join(d, 'status.json'), 'w').write(json.dumps({'status': 'passed', 'message': 'ok', 'points': 2}))\n"
+        + BAD_RELU), quiz="quiz_00 = " + WRONG_QUIZ),
+    # numpy's comparisons monkeypatched to always agree
+    "monkeypatch_numpy": submission(relu=(
+        "import numpy, numpy.testing\n"
+        "numpy.allclose = lambda *a, **k: True\n"
+        "numpy.array_equal = lambda *a, **k: True\n"
+        "numpy.testing.assert_allclose = lambda *a, **k: None\n"
+        "numpy.testing.assert_array_equal = lambda *a, **k: None\n"
+        + BAD_RELU), quiz="quiz_00 = " + WRONG_QUIZ),
+    # objects equal to everything
+    "always_equal": submission(relu=(
+        "class Eq:\n"
+        "    def __eq__(self, other): return True\n"
+        "    def __ne__(self, other): return False\n"
+        "    __hash__ = object.__hash__\n"
+        "class S(str):\n"
+        "    def __eq__(self, other): return True\n"
+        "    __hash__ = str.__hash__\n"
+        "def relu(x):\n"
+        "    return Eq()\n"), quiz='quiz_00 = {"q1": S("zzz"), "q2": Eq()}'),
+    # fake grades written into the working folder, its parents, HOME, /tmp and the grader's --out
+    "fake_results": submission(relu=(
+        "import os, json\n"
+        "fake_csv = 'student,lesson,exercise,points,max_points,status,message\\nfake_results,00,00.relu,2,2,passed,ok\\n'\n"
+        "fake_json = json.dumps({'student': 'fake_results', 'points': 4, 'max_points': 4})\n"
+        "targets = {os.getcwd(), os.path.expanduser('~'), '/tmp'}\n"
+        "d = os.getcwd()\n"
+        "while d != os.path.dirname(d):\n"
+        "    d = os.path.dirname(d); targets.add(d)\n"
+        "for pid in os.listdir('/proc'):\n"
+        "    try:\n"
+        "        args = open(f'/proc/{pid}/cmdline', 'rb').read().split(b'\\0')\n"
+        "        if b'--out' in args: targets.add(args[args.index(b'--out') + 1].decode())\n"
+        "    except Exception: pass\n"
+        "for t in targets:\n"
+        "    for name, text in (('grades.csv', fake_csv), ('results.json', fake_json)):\n"
+        "        for where in (t, os.path.join(t, 'fake_results')):\n"
+        "            try:\n"
+        "                os.makedirs(where, exist_ok=True)\n"
+        "                open(os.path.join(where, name), 'w').write(text)\n"
+        "            except Exception: pass\n"
+        + BAD_RELU), quiz="quiz_00 = " + WRONG_QUIZ),
+    # the kernel exits; the next exercise is still graded
+    "os_exit": submission(relu="import os\nos._exit(0)\n", quiz="quiz_00 = " + RIGHT_QUIZ),
+    # an endless loop: the cell is interrupted, the next exercise is still graded
+    "infinite_loop": submission(relu="while True:\n    pass\n", quiz="quiz_00 = " + RIGHT_QUIZ),
+    # a loop that swallows the interrupt: the kernel is replaced and the cells before replayed
+    "stubborn_loop": submission(relu=("while True:\n    try:\n        while True:\n            pass\n"
+                                      "    except BaseException:\n        pass\n"), quiz="quiz_00 = " + RIGHT_QUIZ),
+    # 30 GB
+    "huge_allocation": submission(relu=("import numpy as np\nhog = np.ones(30 * 10**9 // 8)\n" + BAD_RELU),
+                                  quiz="quiz_00 = " + RIGHT_QUIZ),
+    # the classic fork bomb: every process forks until the process limit makes fork() fail
+    "fork_bomb": submission(relu="import os\nwhile True:\n    os.fork()\n", quiz="quiz_00 = " + RIGHT_QUIZ),
+}
+ATTACKED = {  # which exercises each attack targets (the others may be answered honestly)
+    "edited_check": ["00.relu", "00.quiz"], "redefine_check": ["00.relu", "00.quiz"],
+    "monkeypatch_numpy": ["00.relu", "00.quiz"], "always_equal": ["00.relu", "00.quiz"],
+    "fake_results": ["00.relu", "00.quiz"], "os_exit": ["00.relu"], "infinite_loop": ["00.relu"],
+    "stubborn_loop": ["00.relu"], "huge_allocation": ["00.relu"], "fork_bomb": ["00.relu"],
+}
+PRIVATE_TESTS = '''
+import numpy as np
+from labkit.checks import expect_close, get
+
+ex = get("00.relu")
+base_cases, base_judge = ex.cases, ex.judge
+
+def cases(seed):
+    return base_cases(seed) + [(np.array([-1e-30, 0.0, 3e38], dtype=np.float32),)]
+
+def judge(outputs, seed):
+    n = len(base_cases(seed))
+    yield from base_judge(outputs[:n], seed)
+    for (x,), got in zip(cases(seed)[n:], outputs[n:]):
+        yield expect_close("private: extreme values", got, np.maximum(x, 0))
+
+ex.cases, ex.judge = cases, judge
+'''
+FALLBACK_SET = ["os_exit", "huge_allocation", "fork_bomb"]
+
+
+def _write(folder: Path, name: str, nb: dict) -> Path:
+    p = folder / f"{name}.ipynb"
+    p.write_text(json.dumps(nb, indent=1))
+    return p
+
+
+def _honest(folder: Path) -> None:
+    _write(folder, "solution", _nb(SOLUTION))
+    _write(folder, "blank", _nb(LESSON))
+
+
+def _malformed(folder: Path) -> None:
+    (folder / "empty.ipynb").write_text("")
+    (folder / "corrupt.ipynb").write_text('{"cells": [ {"cell_type": "code", "source": "x')
+    (folder / "notes.txt").write_text("I did the lesson, honest.\n")
+    other = ROOT / "lessons" / "01_onnx_concepts.ipynb"
+    other_nb = _nb(other) if other.is_file() else {
+        "cells": [{"cell_type": "code", "id": "zz1", "metadata": {"tags": ["answer:01.sigmoid_model"]},
+                   "source": "x = 1", "outputs": [], "execution_count": None}],
+        "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    _write(folder, "other_lesson", other_nb)
+    nb = submission(quiz="quiz_00 = " + RIGHT_QUIZ)
+    nb["cells"] = [c for c in nb["cells"] if "answer:00.relu" not in c.get("metadata", {}).get("tags", [])]
+    _write(folder, "no_relu_cell", nb)
+    # the solution's answers, plus an added cell and an edited instructor cell (reported, not run)
+    nb = _nb(SOLUTION)
+    nb["cells"].insert(3, {"cell_type": "code", "id": "added01", "metadata": {}, "outputs": [],
+                           "execution_count": None, "source": "raise SystemExit('an added cell must not run')"})
+    nb["cells"][2]["source"] = "raise SystemExit('an edited cell must not run')"
+    nb["metadata"]["labkit"] = {"student": "Edith Editor"}
+    _write(folder, "edited_cells", nb)
+
+
+def run_grade(lesson: str, subs: list[Path], out: Path, *extra: str, env: dict | None = None,
+              timeout: float = 600) -> subprocess.CompletedProcess:
+    cmd = LABKIT + ["grade", lesson, *map(str, subs), "--out", str(out), "--jobs", "2",
+                    "--timeout", str(TIMEOUT), "--no-progress", *extra]
+    return subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=timeout,
+                          env={**os.environ, **(env or {})})
+
+
+def read_grades(out: Path) -> dict[tuple[str, str], dict]:
+    with open(out / "grades.csv", newline="") as f:
+        return {(r["student"], r["exercise"]): r for r in csv.DictReader(f)}
+
+
+@pytest.fixture(scope="module")
+def batch(tmp_path_factory):
+    """One bubblewrap batch: honest, hostile and malformed submissions together."""
+    if not sandbox.bwrap_status()[0]:
+        pytest.skip("bubblewrap is not usable here: " + sandbox.bwrap_status()[1])
+    subs = tmp_path_factory.mktemp("class")
+    _honest(subs)
+    for name, nb in HOSTILE.items():
+        if name == "fork_bomb" and not sandbox.process_limit()[0]:
+            continue  # never start a fork bomb that nothing would bound
+        _write(subs, name, nb)
+    _malformed(subs)
+    out = tmp_path_factory.mktemp("grading") / "out"
+    t0 = time.monotonic()
+    proc = run_grade("00", [subs], out)
+    seconds = time.monotonic() - t0
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return {"subs": subs, "out": out, "proc": proc, "grades": read_grades(out), "seconds": seconds}
+
+
+def _points(grades, student, exercise) -> float:
+    return float(grades[(student, exercise)]["points"])
+
+
+def test_outputs_and_columns(batch):
+    out = batch["out"]
+    with open(out / "grades.csv", newline="") as f:
+        header = next(csv.reader(f))
+    assert header == ["student", "lesson", "exercise", "points", "max_points", "status", "message"]
+    assert (out / "histogram.png").stat().st_size > 1000
+    for student in ["solution", "blank", *(h for h in HOSTILE if (h, "00.relu") in batch["grades"])]:
+        rec = json.loads((out / student / "results.json").read_text())
+        assert rec["student"] == student and rec["lesson"] == "00"
+        assert "bubblewrap" in rec["protection"]
+        html = (out / student / "feedback.html").read_text()
+        assert "00.relu" in html and "00.quiz" in html
+    statuses = {r["status"] for r in batch["grades"].values()}
+    assert statuses <= {"passed", "failed", "not_attempted", "error", "timeout", "missing"}
+    assert "00.relu" in batch["proc"].stdout and "bubblewrap" in batch["proc"].stdout  # the summary table
+
+
+def test_solution_full_marks_blank_zero(batch):
+    g = batch["grades"]
+    for ex in ("00.relu", "00.quiz"):
+        assert g[("solution", ex)]["status"] == "passed"
+        assert _points(g, "solution", ex) == float(g[("solution", ex)]["max_points"]) > 0
+        assert g[("blank", ex)]["status"] == "not_attempted" and _points(g, "blank", ex) == 0
+
+
+@pytest.mark.parametrize("attack", list(HOSTILE))
+def test_hostile_no_higher_than_blank(batch, attack):
+    g = batch["grades"]
+    if (attack, "00.relu") not in g:
+        pytest.skip(f"{attack} was not run here")
+    for ex in ATTACKED[attack]:
+        assert _points(g, attack, ex) <= _points(g, "blank", ex), (attack, ex, g[(attack, ex)])
+        assert g[(attack, ex)]["status"] != "passed", (attack, ex, g[(attack, ex)])
+
+
+@pytest.mark.parametrize("attack", ["os_exit", "infinite_loop", "stubborn_loop", "huge_allocation", "fork_bomb"])
+def test_rest_still_graded(batch, attack):
+    """A crash, hang, memory blow-up or fork bomb in one answer costs only that exercise."""
+    if (attack, "00.quiz") not in batch["grades"]:
+        pytest.skip(f"{attack} was not run here")
+    assert batch["grades"][(attack, "00.quiz")]["status"] == "passed", batch["grades"][(attack, "00.quiz")]
+
+
+def test_statuses_and_messages(batch):
+    g = batch["grades"]
+    assert g[("infinite_loop", "00.relu")]["status"] == "timeout"
+    assert "limit" in g[("infinite_loop", "00.relu")]["message"]
+    assert g[("stubborn_loop", "00.relu")]["status"] == "timeout"
+    assert g[("os_exit", "00.relu")]["status"] == "error" and "kernel died" in g[("os_exit", "00.relu")]["message"]
+    assert g[("edited_check", "00.relu")]["status"] == "not_attempted"
+    assert "check cell above this exercise was edited" in g[("edited_check", "00.relu")]["message"]
+    assert g[("always_equal", "00.relu")]["status"] == "failed"
+    assert "not a number" in g[("always_equal", "00.relu")]["message"]
+    assert g[("monkeypatch_numpy", "00.relu")]["status"] == "failed"
+    assert "expected shape" in g[("monkeypatch_numpy", "00.relu")]["message"]
+
+
+def test_fake_result_files_change_nothing(batch):
+    out, subs = batch["out"], batch["subs"]
+    assert not (out / "fake_results" / "grades.csv").exists()
+    rec = json.loads((out / "fake_results" / "results.json").read_text())
+    assert rec["points"] == 0 and rec["student"] == "fake_results"
+    students = {k[0] for k in batch["grades"]}
+    assert "fake_results" in students and len([k for k in batch["grades"] if k[0] == "fake_results"]) == 2
+    for folder in (subs, subs.parent, out.parent, ROOT):
+        assert not (folder / "grades.csv").exists(), folder
+        assert not (folder / "results.json").exists(), folder
+    assert "fake_results,00,00.relu,2" not in (out / "grades.csv").read_text()
+
+
+def test_bounded_time(batch):
+    # 2 jobs; the two loops cost a cell limit each, the stubborn one a kernel restart on top
+    assert batch["seconds"] < 25 * 60
+
+
+def test_malformed_submissions(batch):
+    g = batch["grades"]
+    assert g[("empty", "00.relu")]["status"] == "error" and "empty" in g[("empty", "00.relu")]["message"]
+    assert g[("corrupt", "00.relu")]["status"] == "error" and "corrupt" in g[("corrupt", "00.relu")]["message"]
+    assert g[("notes", "00.quiz")]["status"] == "error" and "not a Jupyter notebook" in g[("notes", "00.quiz")]["message"]
+    other = g[("other_lesson", "00.relu")]
+    assert other["status"] == "missing" and "lesson" in other["message"]
+    assert g[("no_relu_cell", "00.relu")]["status"] == "missing"
+    assert "no answer cell" in g[("no_relu_cell", "00.relu")]["message"]
+    assert g[("no_relu_cell", "00.quiz")]["status"] == "passed"  # the rest of that notebook is graded
+    for (student, _), row in g.items():
+        assert float(row["points"]) <= float(row["max_points"])
+
+
+def test_edited_and_added_cells_reported_not_run(batch):
+    g = batch["grades"]
+    # the student name comes from the notebook's metadata, made safe for a folder name
+    assert ("Edith_Editor", "00.relu") in g
+    assert g[("Edith_Editor", "00.relu")]["status"] == "passed"
+    assert g[("Edith_Editor", "00.quiz")]["status"] == "passed"
+    msg = g[("Edith_Editor", "00.relu")]["message"]
+    assert "edited" in msg and "added" in msg
+
+
+def test_resume_skips_graded(batch):
+    t0 = time.monotonic()
+    proc = run_grade("00", [batch["subs"]], batch["out"])
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "reused their grades" in proc.stderr
+    assert time.monotonic() - t0 < 60
+    assert read_grades(batch["out"]) == batch["grades"]
+
+
+def test_fallback_without_bwrap(tmp_path):
+    """LABKIT_NO_BWRAP=1: resource limits and process-tree killing alone still hold."""
+    if sys.platform != "linux":
+        pytest.skip("the fallback's process limits are tested on Linux")
+    if not sandbox.process_limit()[0]:
+        pytest.skip("running as root without a pids cgroup: a fork bomb would not be bounded")
+    subs = tmp_path / "class"
+    subs.mkdir()
+    for name in FALLBACK_SET:
+        _write(subs, name, HOSTILE[name])
+    _write(subs, "solution", _nb(SOLUTION))
+    extra = tmp_path / "private_00.py"  # the example of docs/instructors.md, checked here too
+    extra.write_text(PRIVATE_TESTS)
+    before = set(sandbox.descendants(1)) if os.path.isdir("/proc") else set()
+    proc = run_grade("00", [subs], tmp_path / "out", "--extra-tests", str(extra), env={"LABKIT_NO_BWRAP": "1"})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "fallback" in proc.stdout and "LABKIT_NO_BWRAP" in proc.stdout
+    g = read_grades(tmp_path / "out")
+    assert g[("solution", "00.relu")]["status"] == "passed"
+    assert g[("solution", "00.relu")]["message"].startswith("all 5 tests passed")  # 4 + 1 private
+    rec = json.loads((tmp_path / "out" / "solution" / "results.json").read_text())
+    assert "private: extreme values" in [t["name"] for t in rec["exercises"][0]["tests"]]
+    for name in FALLBACK_SET:
+        assert _points(g, name, "00.relu") == 0, g[(name, "00.relu")]
+        assert g[(name, "00.quiz")]["status"] == "passed", g[(name, "00.quiz")]
+        rec = json.loads((tmp_path / "out" / name / "results.json").read_text())
+        assert rec["protection"].startswith("fallback")
+    # nothing the submissions started outlives the grading
+    time.sleep(0.5)
+    leftover = []
+    for pid in set(sandbox.descendants(1)) - before:
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"ipykernel" in cmd and b"labkit-grade-" in cmd:  # our kernels, not other users'
+            leftover.append(cmd)
+    assert not leftover
+
+
+def test_grader_errors_exit_nonzero(tmp_path):
+    nb = tmp_path / "a.ipynb"
+    nb.write_text(json.dumps(_nb(LESSON)))
+    proc = run_grade("99", [nb], tmp_path / "out")
+    assert proc.returncode == 2 and "unknown lesson" in proc.stderr
+    proc = run_grade("00", [tmp_path / "nope.ipynb"], tmp_path / "out")
+    assert proc.returncode == 2 and "no such submission" in proc.stderr
+
+
+def test_rebuild_uses_only_answer_cells():
+    lesson = grading.load_lesson(grading.resolve_lesson("00"), 1, "k")
+    nb = submission(relu="def relu(x):\n    return x\n", edit_checks="print('hacked')")
+    nb["cells"].append({"cell_type": "code", "id": "extra1", "metadata": {}, "source": "print('extra')",
+                        "outputs": [], "execution_count": None})
+    cells, notes, missing = grading.build_run(lesson, nb)
+    sources = "\n".join(c["source"] for c in cells)
+    assert "def relu(x):\n    return x" in sources
+    assert "hacked" not in sources and "extra" not in sources
+    assert 'check("00.relu", relu)' in sources
+    assert "QUICK = True" in sources
+    assert "wrong_relu" not in sources  # skip-grading cells are left out
+    assert not missing
+    assert any("edited" in n for n in notes["00.relu"]) and any("added" in n for n in notes["00.quiz"])
+    # found by cell id when the tag is gone
+    nb2 = submission(relu="def relu(x):\n    return np.maximum(x, 0)\n")
+    _cell(nb2, "answer:00.relu")["metadata"]["tags"] = []
+    cells, notes, missing = grading.build_run(lesson, nb2)
+    assert "np.maximum(x, 0)" in "\n".join(c["source"] for c in cells)
+    assert any("cell id" in n for n in notes["00.relu"])
+
+
+def test_student_ids_unique_and_safe(tmp_path):
+    lesson = grading.load_lesson(grading.resolve_lesson("00"), 1, "k")
+    a = tmp_path / "alice.ipynb"
+    b = tmp_path / "bob.ipynb"
+    nb = _nb(LESSON)
+    nb["metadata"]["labkit"] = {"student": "../alice"}
+    a.write_text(json.dumps(_nb(LESSON)))
+    b.write_text(json.dumps(nb))
+    subs = [grading.read_submission(p, lesson) for p in (a, b)]
+    grading.assign_students(subs)
+    names = [s.student for s in subs]
+    assert len(set(names)) == 2 and all("/" not in n and not n.startswith(".") for n in names)
+
+
+def test_csv_injection_is_neutralised(tmp_path):
+    grading.write_csv(tmp_path / "g.csv", [{"student": "=cmd()", "lesson": "00", "exercise": "00.relu", "points": 0.0,
+                                            "max_points": 2.0, "status": "failed", "message": "@SUM(A1)"}])
+    text = (tmp_path / "g.csv").read_text()
+    assert "'=cmd()" in text and "'@SUM(A1)" in text
+
+
+def test_recorded_answers_copied_without_links(tmp_path):
+    """A submission may plant links in its answer folder; the verdict never follows them."""
+    src = tmp_path / "answers"
+    (src / "00.relu").mkdir(parents=True)
+    (src / "00.relu" / "answer.json").write_text('{"__onnx__": "m1.onnx"}')
+    os.symlink("/etc/hostname", src / "00.relu" / "m1.onnx")
+    os.symlink(tmp_path, src / "00.quiz")
+    problems = grading._copy_answers(src, tmp_path / "copy")
+    assert (tmp_path / "copy" / "00.relu" / "answer.json").is_file()
+    assert not (tmp_path / "copy" / "00.relu" / "m1.onnx").exists()
+    assert not (tmp_path / "copy" / "00.quiz").exists()
+    assert any("not a regular file" in p for p in problems)
