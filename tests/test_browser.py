@@ -1,0 +1,437 @@
+"""End to end in a real JupyterLab, driven by headless Chromium (Playwright's Python package).
+
+One JupyterLab server for the module, under the base URL /user/test/ with JUPYTERHUB_SERVICE_PREFIX
+set, as on Binder (so a Netron viewer goes through jupyter-server-proxy). It serves a temporary copy
+of solutions/ and lessons/ with outputs cleared and `QUICK = True` in the parameters cell (what CI
+runs). For every solution notebook: Run All in the browser, then no error output and no wall of
+warnings, every widget rendered (no "Error displaying widget"), every check panel rendered and passed,
+every plot drawn, every Netron viewer showing the graph. For lesson 01 (00 until 01 exists): the
+lesson runs with every panel "not attempted", then an exercise is typed into the answer cell's editor,
+run, and its panel turns to passed; the quiz is answered by clicking its radio buttons.
+
+Screenshots go to test-artifacts/screenshots/ (git-ignored). Needs Debian's `chromium`; never runs
+`playwright install`.
+"""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from browser_util import CHROMIUM_ARGS, ROOT, LabServer, chromium  # noqa: E402
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(chromium() is None, reason="Chromium is not installed (Debian: apt-get install chromium; "
+                                                  "`make test` does it when run as root)"),
+]
+sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright's Python package is not installed")
+
+PREFIX = "/user/test/"
+CURRENT = ".jp-NotebookPanel:not(.lm-mod-hidden)"   # the notebook on screen
+SHOTS = ROOT / "test-artifacts" / "screenshots"
+SOLUTIONS = sorted((ROOT / "solutions").glob("[0-9][0-9]_*.ipynb"))
+RUN_TIMEOUT_S = 240          # one notebook's Run All, on a loaded 2-core machine
+WIDTH = 1280
+STDERR_WALL_LINES = 5        # more stderr lines than this in one cell is a wall of logs
+FILL = {"01": "01.versions", "00": "00.relu"}   # the exercise typed in the browser, per lesson
+
+
+def _fill_lesson() -> str:
+    for lesson in FILL:
+        if list((ROOT / "lessons").glob(f"{lesson}_*.ipynb")) and list((ROOT / "solutions").glob(f"{lesson}_*.ipynb")):
+            return lesson
+    pytest.skip("neither lesson 01 nor lesson 00 exists")
+
+
+# ------------------------------------------------------------------ fixtures
+
+
+def _prepare(src: Path, dst: Path) -> None:
+    """Copy a notebook with its outputs cleared and QUICK = True (what CI runs)."""
+    nb = nbformat.read(src, as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+            if "parameters" in cell.metadata.get("tags", []):
+                cell.source = re.sub(r"(?m)^QUICK\s*=\s*False\b", "QUICK = True", cell.source)
+    nbformat.write(nb, dst)
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    root = tmp_path_factory.mktemp("browser-course")
+    for folder in ("solutions", "lessons"):
+        (root / folder).mkdir()
+        for nb in sorted((ROOT / folder).glob("*.ipynb")):
+            _prepare(nb, root / folder / nb.name)
+    state = tmp_path_factory.mktemp("browser-lab")
+    tracker = state / "settings/@jupyterlab/notebook-extension/tracker.jupyterlab-settings"
+    tracker.parent.mkdir(parents=True)
+    # every cell attached to the DOM, so the checks below and the screenshots see the whole notebook
+    tracker.write_text(json.dumps({"windowingMode": "none"}))
+    with LabServer(root, state, base_url=PREFIX, env={"JUPYTERHUB_SERVICE_PREFIX": PREFIX}) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=chromium(), args=CHROMIUM_ARGS, headless=True)
+        yield b
+        b.close()
+
+
+def _offline(route):
+    """Only the local server is reachable (Netron would ask ipinfo.io and Google Analytics)."""
+    host = route.request.url.split("/")[2]
+    if host.split(":")[0] in ("127.0.0.1", "localhost"):
+        route.continue_()
+    else:
+        route.abort()
+
+
+@pytest.fixture(scope="module")
+def lab_page(browser, lab):
+    """One JupyterLab page for the module: loading JupyterLab once saves ~10 s per notebook."""
+    context = browser.new_context(viewport={"width": WIDTH, "height": 900})
+    context.set_default_timeout(60_000)
+    context.route("**/*", _offline)
+    pg = context.new_page()
+    errors: list[str] = []
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    pg.goto(f"{lab.url}lab/workspaces/browser-tests?reset&token={lab.token}")
+    pg.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell && window.jupyterapp.started !== undefined",
+                         timeout=180_000)
+    pg.evaluate("async () => { await window.jupyterapp.started; await window.jupyterapp.restored; }")
+    pg.evaluate("() => { if (!window.jupyterapp.shell.leftCollapsed) window.jupyterapp.shell.collapseLeft(); }")
+    yield pg, errors
+    context.close()
+
+
+@pytest.fixture
+def page(lab_page, lab):
+    pg, errors = lab_page
+    errors.clear()
+    pg.console_errors = errors
+    yield pg
+    close_notebooks(pg)
+    lab.shutdown_kernels()
+
+
+# ------------------------------------------------------------------ driving JupyterLab
+
+KERNEL_IDLE = """() => {
+  const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+  const k = w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;
+  return !!(k && k.status === 'idle' && w.content && w.content.widgets && w.content.widgets.length);
+}"""
+
+RUN_ALL = """() => {
+  window.__labkitRun = undefined;
+  window.jupyterapp.commands.execute('notebook:run-all-cells')
+    .then(r => { window.__labkitRun = 'done:' + r; }, e => { window.__labkitRun = 'failed:' + e; });
+}"""
+
+# What each cell of the current notebook holds (model) and shows (DOM).
+CELLS = """() => {
+  const nb = window.jupyterapp.shell.currentWidget.content;
+  const text = t => Array.isArray(t) ? t.join('') : String(t || '');
+  return nb.widgets.map((c, i) => {
+    const m = c.model;
+    const area = c.node.querySelector('.jp-Cell-outputArea');
+    const q = s => area ? Array.from(area.querySelectorAll(s)) : [];
+    return {
+      index: i, type: m.type, tags: m.getMetadata('tags') || [],
+      execution_count: m.type === 'code' ? m.executionCount : null,
+      source: m.sharedModel.getSource(),
+      outputs: m.type !== 'code' ? [] : m.outputs.toJSON().map(o => ({
+        type: o.output_type, name: o.name || null, mimes: Object.keys(o.data || {}),
+        text: o.output_type === 'stream' ? text(o.text).slice(0, 3000)
+            : o.output_type === 'error' ? (o.ename + ': ' + o.evalue).slice(0, 3000) : ''})),
+      panels: q('.labkit-check').map(e => e.className),
+      widgets: q('.jp-OutputArea-output > .jupyter-widgets').length,
+      radios: q('.widget-radio-box').length,
+      images: q('.jp-RenderedImage img').map(e => e.complete && e.naturalWidth > 0),
+      iframes: q('iframe').map(e => e.getAttribute('src')),
+      stderr: q('[data-mime-type="application/vnd.jupyter.stderr"]').map(e => e.textContent.slice(0, 3000)),
+      widget_errors: q('.jp-OutputArea-output').map(e => e.textContent)
+        .filter(t => t.includes('Error displaying widget') || t.includes('Loading widget...')),
+    };
+  });
+}"""
+
+# No widget still "Loading widget..." and every image decoded. (A widget closed by the kernel, such as a
+# finished tqdm bar with leave=False, legitimately leaves an empty output.)
+WIDGETS_RENDERED = """() => {
+  const nb = window.jupyterapp.shell.currentWidget.content;
+  return nb.widgets.every(c => {
+    const area = c.node.querySelector('.jp-Cell-outputArea');
+    if (!area) return true;
+    return Array.from(area.querySelectorAll('.jp-OutputArea-output')).every(e => !e.textContent.includes('Loading widget...'))
+      && Array.from(area.querySelectorAll('.jp-RenderedImage img')).every(e => e.complete);
+  });
+}"""
+
+
+def open_notebook(page, lab: LabServer, rel: str) -> None:
+    """Open `rel` (relative to the server's root) as a learner would, and wait for its kernel to be idle."""
+    page.evaluate("async (path) => { await window.jupyterapp.commands.execute('docmanager:open', {path}); }", rel)
+    page.wait_for_function("(path) => { const w = window.jupyterapp.shell.currentWidget; "
+                           "return w && w.context && w.context.path === path; }", arg=rel, timeout=60_000)
+    page.wait_for_function(KERNEL_IDLE, timeout=180_000)
+
+
+def close_notebooks(page) -> None:
+    """Shut down the kernels of the open notebooks and close them without saving."""
+    page.evaluate("""async () => {
+      for (const w of Array.from(window.jupyterapp.shell.widgets('main'))) {
+        if (w.sessionContext) { try { await w.sessionContext.shutdown(); } catch (e) {} }
+        if (w.context) w.dispose();
+      }
+    }""")
+
+
+def run_all(page, lab: LabServer, name: str) -> list[dict]:
+    """Run > Run All Cells; wait until done and every widget and image is rendered; return the cells."""
+    page.evaluate(RUN_ALL)
+    try:
+        page.wait_for_function("() => window.__labkitRun !== undefined", timeout=RUN_TIMEOUT_S * 1000, polling=500)
+    except sync_api.TimeoutError:
+        screenshot(page, f"{name}-timeout")
+        pytest.fail(f"{name}: Run All did not finish within {RUN_TIMEOUT_S} s\n{lab.log_tail(2000)}")
+    state = page.evaluate("() => window.__labkitRun")
+    assert state.startswith("done"), f"{name}: Run All {state}"
+    page.wait_for_function(KERNEL_IDLE, timeout=60_000)
+    try:
+        page.wait_for_function(WIDGETS_RENDERED, timeout=30_000, polling=250)
+    except sync_api.TimeoutError:
+        pass  # reported precisely by check_rendered
+    return page.evaluate(CELLS)
+
+
+def screenshot(page, name: str) -> Path:
+    """The whole notebook in one image: the viewport is stretched to the notebook's height."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    path = SHOTS / f"{name}.png"
+    height = page.evaluate("""() => { const o = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-WindowedPanel-outer');
+                                       return o ? o.scrollHeight : 0; }""")
+    size = page.viewport_size
+    page.set_viewport_size({"width": WIDTH, "height": min(max(900, height + 160), 30_000)})
+    page.evaluate("() => document.querySelectorAll('.jp-WindowedPanel-outer').forEach(o => { o.scrollTop = 0; })")
+    page.wait_for_timeout(300)
+    page.screenshot(path=str(path))
+    page.set_viewport_size(size)
+    return path
+
+
+def _where(cell: dict) -> str:
+    first = cell["source"].strip().splitlines()[0][:80] if cell["source"].strip() else "(empty)"
+    return f"cell {cell['index']} {cell['tags'] or ''} `{first}`"
+
+
+def check_rendered(cells: list[dict], *, status: str, name: str, expect_images: int = 0) -> dict:
+    """Assert what a reader must see; returns a summary (counts) of what was checked."""
+    problems = []
+    code = [c for c in cells if c["type"] == "code"]
+    for c in code:
+        where = _where(c)
+        if c["execution_count"] is None:
+            problems.append(f"{where} did not run")
+        for o in c["outputs"]:
+            if o["type"] == "error":
+                problems.append(f"{where} raised {o['text']}")
+        stderr = "".join(o["text"] for o in c["outputs"] if o["type"] == "stream" and o["name"] == "stderr")
+        stderr_lines = [line for line in stderr.splitlines() if line.strip()]
+        if "Traceback" in stderr or "Error" in stderr:
+            problems.append(f"{where} printed an error to stderr: {stderr[:500]}")
+        elif len(stderr_lines) > STDERR_WALL_LINES:
+            problems.append(f"{where} shows a wall of {len(stderr_lines)} stderr lines: {stderr[:500]}")
+        if any("Traceback" in t for t in c["stderr"]):
+            problems.append(f"{where} shows a traceback")
+        if c["widget_errors"]:
+            problems.append(f"{where}: {c['widget_errors'][0][:300]}")
+        if sum(c["images"]) < sum("image/png" in o["mimes"] for o in c["outputs"]):
+            problems.append(f"{where} has a plot that did not render ({c['images']})")
+        checks = [t for t in c["tags"] if t.startswith("check:")]
+        if checks:
+            if not c["panels"]:
+                problems.append(f"{where} shows no check panel")
+            elif f"labkit-{status}" not in c["panels"][-1].split():
+                problems.append(f"{where} panel is `{c['panels'][-1]}`, expected labkit-{status}")
+            if checks[0].endswith("quiz") and not (c["widgets"] and c["radios"]):
+                problems.append(f"{where}: the quiz widget shows no radio buttons")
+    summary = {
+        "code cells": len(code),
+        "check panels": sum(1 for c in code if any(t.startswith("check:") for t in c["tags"])),
+        "widgets": sum(c["widgets"] for c in code),
+        "plots": sum(sum(c["images"]) for c in code),
+        "iframes": sum(len(c["iframes"]) for c in code),
+    }
+    if summary["check panels"] == 0:
+        problems.append("no check cell (tag check:NN.name) in the notebook")
+    if summary["plots"] < expect_images:
+        problems.append(f"the committed notebook has {expect_images} plot(s), the browser drew {summary['plots']}")
+    assert not problems, f"{name}:\n- " + "\n- ".join(problems)
+    return summary
+
+
+def check_netron_frames(page, name: str) -> None:
+    """Every Netron IFrame (src <prefix>proxy/<port>/) loads Netron through the proxy and draws the graph.
+
+    On a fresh browser profile Netron first asks for cookie consent: click Accept, as a learner would.
+    (Netron overrides window.eval, so only locators are used inside its frame, never evaluate.)
+    """
+    frames = page.locator(f"{CURRENT} .jp-OutputArea-output iframe")
+    for i in range(frames.count()):
+        el = frames.nth(i)
+        src = el.get_attribute("src") or ""
+        if "/proxy/" not in src:
+            continue
+        assert src.startswith(PREFIX + "proxy/") and src.endswith("/"), f"{name}: Netron IFrame src {src!r}"
+        el.scroll_into_view_if_needed()
+        frame = page.frame_locator(f"{CURRENT} .jp-OutputArea-output iframe").nth(i)
+        graph = frame.locator("#canvas .node").first
+        accept = frame.get_by_role("button", name="Accept")
+        try:
+            accept.or_(graph).first.wait_for(state="attached", timeout=60_000)
+            if accept.is_visible():
+                accept.click()
+            graph.wait_for(state="attached", timeout=60_000)
+        except sync_api.TimeoutError:
+            el.screenshot(path=str(SHOTS / f"{name}-netron-{i}.png"))
+            body = frame.locator("body").inner_text(timeout=5_000)[:300]
+            pytest.fail(f"{name}: Netron at {src} drew no graph; it shows {body!r}")
+        el.screenshot(path=str(SHOTS / f"solution-{name}-netron-{i}.png"))
+
+
+def _committed_images(path: Path) -> int:
+    nb = nbformat.read(path, as_version=4)
+    return sum("image/png" in o.get("data", {}) for c in nb.cells if c.cell_type == "code" for o in c.outputs)
+
+
+# ------------------------------------------------------------------ tests
+
+
+@pytest.mark.parametrize("solution", SOLUTIONS, ids=[p.stem for p in SOLUTIONS])
+def test_solution_runs_in_jupyterlab(page, lab, solution):
+    """Run All on a solution notebook: clean outputs, widgets, plots, and every panel passed."""
+    open_notebook(page, lab, f"solutions/{solution.name}")
+    cells = run_all(page, lab, solution.stem)
+    shot = screenshot(page, f"solution-{solution.stem}")
+    summary = check_rendered(cells, status="passed", name=solution.name, expect_images=_committed_images(solution))
+    check_netron_frames(page, solution.stem)
+    assert not page.console_errors, f"{solution.name}: JavaScript errors in the page: {page.console_errors[:3]}"
+    print(f"{solution.stem}: {summary} -> {shot.relative_to(ROOT)}")
+
+
+def _solution_body(lesson: str, exercise: str) -> str:
+    """The answer as a learner would type it: the solution cell without the BEGIN/END markers."""
+    nb = nbformat.read(next((ROOT / "solutions").glob(f"{lesson}_*.ipynb")), as_version=4)
+    cell = next(c for c in nb.cells if f"answer:{exercise}" in c.metadata.get("tags", []))
+    lines = [line for line in cell.source.splitlines()
+             if not re.match(r"\s*### (BEGIN|END) SOLUTION", line) and not re.match(r"\s*# STUB:", line)]
+    return "\n".join(lines)
+
+
+def type_code(page, code: str) -> None:
+    """Type `code` into the focused CodeMirror editor, key by key, undoing its auto-indent on each new line."""
+    for i, line in enumerate(code.split("\n")):
+        if i:
+            page.keyboard.press("Enter")
+            page.keyboard.press("Shift+Home")   # select the indentation the editor inserted...
+            page.keyboard.press("Delete")       # ...and drop it: the line brings its own
+        if line:
+            page.keyboard.type(line)
+
+
+def test_learner_fills_an_exercise_in_the_browser(page, lab):
+    lesson = _fill_lesson()
+    exercise = FILL[lesson]
+    path = next((ROOT / "lessons").glob(f"{lesson}_*.ipynb"))
+    open_notebook(page, lab, f"lessons/{path.name}")
+    cells = run_all(page, lab, path.stem)
+    screenshot(page, f"lesson-{path.stem}-start")
+    check_rendered(cells, status="not_attempted", name=f"lessons/{path.name}")
+
+    answer = next(c["index"] for c in cells if f"answer:{exercise}" in c["tags"])
+    check = next(c["index"] for c in cells if f"check:{exercise}" in c["tags"])
+    assert check == answer + 1, "the check cell should follow its answer cell"
+    answer_cell = page.locator(f"{CURRENT} .jp-Notebook .jp-Cell").nth(answer)
+    check_cell = page.locator(f"{CURRENT} .jp-Notebook .jp-Cell").nth(check)
+    assert check_cell.locator(".labkit-check.labkit-not_attempted").count() == 1
+
+    code = _solution_body(lesson, exercise)
+    answer_cell.locator(".cm-content").click()
+    page.keyboard.press("Control+a")
+    page.keyboard.press("Delete")
+    type_code(page, code)
+    typed = page.evaluate(f"() => window.jupyterapp.shell.currentWidget.content.widgets[{answer}].model.sharedModel.getSource()")
+    assert typed.rstrip() == code.rstrip(), f"the editor holds\n{typed}\ninstead of\n{code}"
+
+    page.keyboard.press("Shift+Enter")   # run the answer cell; the check cell below becomes active
+    page.keyboard.press("Shift+Enter")   # run the check cell
+    try:
+        check_cell.locator(".labkit-check.labkit-passed").wait_for(timeout=60_000)
+    except sync_api.TimeoutError:
+        screenshot(page, f"lesson-{path.stem}-filled")
+        panel = check_cell.locator(".jp-OutputArea").inner_text()
+        pytest.fail(f"{exercise}: the panel did not turn to passed; it shows: {panel[:500]}")
+    assert "points" in check_cell.locator(".labkit-check").inner_text()
+    check_cell.screenshot(path=str(SHOTS / f"lesson-{path.stem}-{exercise}-passed.png"))
+
+    _answer_quiz_by_clicking(page, lesson, cells, path.stem)
+    screenshot(page, f"lesson-{path.stem}-filled")
+    assert not page.console_errors, f"JavaScript errors in the page: {page.console_errors[:3]}"
+
+
+def _answer_quiz_by_clicking(page, lesson: str, cells: list[dict], stem: str) -> None:
+    """Click the right radio button of every quiz question, press Check: the widget's panel passes.
+    Then hand the answer in through the answer cell, as the widget tells the learner to: the check passes."""
+    from labkit.checks import get
+
+    quiz_id = f"{lesson}.quiz"
+    where = [c["index"] for c in cells if f"check:{quiz_id}" in c["tags"]]
+    if not where:
+        return
+    questions = get(quiz_id).questions
+    cell = page.locator(f"{CURRENT} .jp-Notebook .jp-Cell").nth(where[0])
+    boxes = cell.locator(".widget-radio-box")
+    assert boxes.count() == len(questions), f"{quiz_id}: {boxes.count()} radio groups for {len(questions)} questions"
+    for i, q in enumerate(questions):
+        box = boxes.nth(i)
+        box.scroll_into_view_if_needed()
+        box.locator("label").filter(has_text=re.compile(rf"^\s*{re.escape(q.answer)}\)")).first.click()
+    cell.get_by_role("button", name="Check my choices").click()
+    cell.locator(".labkit-check.labkit-passed").wait_for(timeout=30_000)
+    record = cell.locator(".jupyter-widgets").first.inner_text()
+    for q in questions:
+        assert f"'{q.key}': '{q.answer}'" in record, f"{quiz_id}: the widget does not show the answer to hand in: {record[-300:]}"
+    cell.screenshot(path=str(SHOTS / f"lesson-{stem}-{quiz_id}-clicked.png"))
+
+    # Hand it in as the widget says: the dict goes into the answer cell, then the check cell runs again.
+    handed = re.search(r"\{[^{}]*\}\s*$", record.strip())
+    assert handed, f"{quiz_id}: no dict to hand in in {record[-200:]!r}"
+    answer = where[0] - 1
+    stub = cells[answer]["source"]
+    assert f"answer:{quiz_id}" in cells[answer]["tags"], f"{quiz_id}: the answer cell should sit right above the check"
+    variable = re.match(r"\s*(\w+)\s*=", stub).group(1)
+    count = page.evaluate(f"() => window.jupyterapp.shell.currentWidget.content.widgets[{where[0]}].model.executionCount")
+    page.locator(f"{CURRENT} .jp-Notebook .jp-Cell").nth(answer).locator(".cm-content").click()
+    page.keyboard.press("Control+a")
+    page.keyboard.press("Delete")
+    page.keyboard.type(f"{variable} = {handed.group(0)}")
+    page.keyboard.press("Shift+Enter")
+    page.keyboard.press("Shift+Enter")
+    page.wait_for_function("""([i, before]) => {
+      const m = window.jupyterapp.shell.currentWidget.content.widgets[i].model;
+      const out = m.outputs.toJSON().find(o => o.data && o.data['application/vnd.labkit.result+json']);
+      return m.executionCount !== before && out && out.data['application/vnd.labkit.result+json'].status === 'passed';
+    }""", arg=[where[0], count], timeout=60_000)
+    cell.locator(".labkit-check.labkit-passed").wait_for(timeout=30_000)
