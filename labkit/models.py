@@ -29,8 +29,21 @@ def DigitsCNN():
 
 
 def train(model=None, data: Digits | None = None, epochs: int = 12, seed: int = 0, progress: bool = True):
-    """Train `model` (default: a new DigitsCNN) on the digits with Adam; returns it in eval mode."""
+    """Train `model` (default: a new DigitsCNN) on the digits with Adam; returns it in eval mode.
+
+    Runs on one thread: float sums then happen in one order, so a seed gives the same weights on
+    every run (with more threads they depend on the thread count). On this tiny CNN it costs no time.
+    """
     torch = _torch()
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return _train(torch, model, data, epochs, seed, progress)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _train(torch, model, data, epochs, seed, progress):
     from tqdm.auto import tqdm
 
     torch.manual_seed(seed)

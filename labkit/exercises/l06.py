@@ -262,8 +262,10 @@ def _choose_qparams(outputs, seed):
 
 # ---------------------------------------------------------------- 06.calibration
 
-#: the quantized CNN must keep at least this accuracy: fp32 accuracy minus one point
-MAX_ACCURACY_DROP = 0.01
+#: the quantized CNN must keep at least this accuracy: fp32 accuracy minus two points. One point is
+#: 4.5 of the 450 test digits: correct readers measured 0.9-1.1 points below fp32 depending on the
+#: trained weights, while a useless reader (all-zero images) loses about 14 points.
+MAX_ACCURACY_DROP = 0.02
 #: and be at most this share of the fp32 weights' bytes (int8 weights alone are 25%; the rest is
 #: scales, zero points, int32 biases and the graph)
 MAX_SIZE_SHARE = 0.35
