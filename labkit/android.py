@@ -126,8 +126,15 @@ def quantize_int8(src: str | os.PathLike, dst: str | os.PathLike, raw_pixels: np
 
 
 def run_tool(tool: str, *args: Any, cwd: str | os.PathLike | None = None) -> str:
-    """Run `python -m onnxruntime.tools.<tool> ARGS` with this Python; return its log (stdout+stderr)."""
-    cmd = [sys.executable, "-m", f"onnxruntime.tools.{tool}", *map(str, args)]
+    """Run `python -m onnxruntime.tools.<tool> ARGS` with this Python; return its log (stdout+stderr).
+
+    The tool runs exactly as with `-m`, except that torch is kept out of its imports: the
+    `onnxruntime.tools` package imports torch for a PyTorch helper no mobile tool uses, which alone
+    takes seconds per call.
+    """
+    boot = ("import runpy, sys; sys.modules['torch'] = None; "
+            f"sys.argv[0] = {tool!r}; runpy.run_module({'onnxruntime.tools.' + tool!r}, run_name='__main__', alter_sys=True)")
+    cmd = [sys.executable, "-c", boot, *map(str, args)]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd)
     log = proc.stdout + proc.stderr
     if proc.returncode != 0:
