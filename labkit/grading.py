@@ -35,10 +35,12 @@ import json
 import os
 import re
 import shutil
+import signal
 import stat
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -453,7 +455,7 @@ def _warm_weights(lesson: Lesson) -> None:
     if "trained_cnn" in text:
         from .models import trained_cnn
 
-        print("Training the course CNN once (cached for every submission)...", file=sys.stderr)
+        print("Loading the course CNN (trained once per machine, read-only for every submission)...", file=sys.stderr)
         trained_cnn(progress=False)
 
 
@@ -818,9 +820,13 @@ def _compose(task: dict, events: list[dict], verdicts: list[dict]) -> list[dict]
 
 
 def _worker_init() -> None:
+    import signal
+
     from . import sandbox
 
     sandbox.make_subreaper()
+    # die with the grader, even when it is killed: a worker left behind would go on grading
+    sandbox._prctl(sandbox.PR_SET_PDEATHSIG, int(signal.SIGKILL))
 
 
 def grade_one(task: dict) -> dict:
@@ -1030,7 +1036,7 @@ def _grade(args) -> int:
         (out / ".cache").mkdir(exist_ok=True)
     except OSError as e:
         raise GradeError(f"cannot write the output folder {out}: {e}") from None
-    if any(_under(f.resolve(), out) for f in files):
+    if any(f.resolve().is_relative_to(out) for f in files):
         raise GradeError(f"submissions must not lie inside the output folder {out}")
 
     bwrap, reason = sandbox.bwrap_status()
@@ -1044,7 +1050,7 @@ def _grade(args) -> int:
     home = Path.home().resolve()
     keep = sorted({Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(), Path(sys.executable).resolve().parent,
                    Path(__file__).resolve().parents[1], _weights_dir()}, key=str)
-    hide = [home] if home != Path("/") and not any(_under(home, k) for k in keep) else []
+    hide = [home] if home != Path("/") and not any(home.is_relative_to(k) for k in keep) else []
     tmp_root = _tmp_root()
     hide_last = [out] + ([Path(tmp_root)] if tmp_root else [])
     cells_common = {"seed": args.seed, "cell_timeout": float(args.timeout), "notebook_timeout": float(nb_timeout),
@@ -1091,6 +1097,8 @@ def _grade(args) -> int:
             bar = tqdm(total=len(todo), desc="grading", unit="nb", disable=args.no_progress or tqdm is None,
                        file=sys.stderr) if tqdm else None
             ctx = multiprocessing.get_context("spawn")
+            if threading.current_thread() is threading.main_thread():  # `kill`: clean up as Ctrl-C does
+                signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
             pool = ProcessPoolExecutor(max_workers=min(args.jobs, len(todo)), mp_context=ctx, initializer=_worker_init)
             try:
                 futures = {pool.submit(grade_one, task): (s, task, key) for s, task, key in todo}
@@ -1119,7 +1127,9 @@ def _grade(args) -> int:
                     _write_grades(out, records)
                     if bar:
                         bar.update(1)
-            except BaseException:  # Ctrl-C: stop at once; finished submissions are saved and cached
+            except BaseException:  # Ctrl-C or kill: stop at once; finished submissions are saved and cached
+                for proc in list(getattr(pool, "_processes", {}).values()):
+                    proc.kill()  # their kernels die with them (bubblewrap --die-with-parent, PDEATHSIG)
                 pool.shutdown(wait=False, cancel_futures=True)
                 raise
             pool.shutdown(wait=True)
@@ -1141,14 +1151,6 @@ def _grade(args) -> int:
             print("  " + f, file=sys.stderr)
         return 1
     return 0
-
-
-def _under(path: Path, parent: Path) -> bool:
-    try:
-        path.relative_to(parent)
-        return True
-    except ValueError:
-        return False
 
 
 def _tmp_root() -> str | None:

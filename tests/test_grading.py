@@ -433,3 +433,46 @@ def test_recorded_answers_copied_without_links(tmp_path):
     assert not (tmp_path / "copy" / "00.relu" / "m1.onnx").exists()
     assert not (tmp_path / "copy" / "00.quiz").exists()
     assert any("not a regular file" in p for p in problems)
+
+
+def test_killed_grader_leaves_nothing_running(tmp_path):
+    """`kill` on the grader stops its workers and their kernels at once (none goes on grading)."""
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    (subs / "loop.ipynb").write_text(json.dumps(HOSTILE["infinite_loop"]))
+    out = tmp_path / "out"
+    token = f"LABKIT_TEST_MARK={os.getpid()}-{time.time_ns()}"  # inherited by the grader's workers
+    env = dict(os.environ, LABKIT_TEST_MARK=token.split("=", 1)[1])
+    proc = subprocess.Popen(LABKIT + ["grade", "00", str(subs), "--out", str(out), "--jobs", "1", "--timeout", "300",
+                                      "--no-progress"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env=env, start_new_session=True)
+    kernel = f"--tmpfs {out} "  # every kernel's bubblewrap (or launcher) command line names the output folder
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not _processes(kernel, token, cmdline_only=True):
+        time.sleep(0.5)
+    time.sleep(3)  # let the kernel reach the loop
+    started = _processes(kernel, token)
+    proc.terminate()
+    proc.wait(timeout=30)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and _processes(kernel, token):
+        time.sleep(0.5)
+    left = _processes(kernel, token)
+    assert len(started) >= 2, f"the grader never started a worker and a kernel: {started}"
+    assert not left, f"processes of the killed grader are still running: {left}"
+
+
+def _processes(cmd_text: str, env_text: str, cmdline_only: bool = False) -> list[str]:
+    """Command lines of processes whose command line holds `cmd_text` or whose environment holds `env_text`."""
+    found = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit() or int(d.name) == os.getpid():
+            continue
+        try:
+            cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            environ = b"" if cmdline_only else (d / "environ").read_bytes()
+        except OSError:
+            continue
+        if cmd_text in cmd or env_text.encode() in environ.split(b"\0"):
+            found.append(f"{d.name}: {cmd[:80]}")
+    return found
