@@ -1048,8 +1048,7 @@ def _grade(args) -> int:
     assign_students(subs)
     _warm_weights(lesson)
     home = Path.home().resolve()
-    keep = sorted({Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(), Path(sys.executable).resolve().parent,
-                   Path(__file__).resolve().parents[1], _weights_dir()}, key=str)
+    keep = sorted({*sandbox.python_paths(), Path(__file__).resolve().parents[1], _weights_dir()}, key=str)
     hide = [home] if home != Path("/") and not any(home.is_relative_to(k) for k in keep) else []
     tmp_root = _tmp_root()
     hide_last = [out] + ([Path(tmp_root)] if tmp_root else [])

@@ -93,6 +93,12 @@ def bwrap_path() -> str | None:
     return shutil.which("bwrap") or (os.path.exists("/usr/bin/bwrap") and "/usr/bin/bwrap") or None
 
 
+def python_paths() -> list[Path]:
+    """The folders a kernel needs to see: this Python, its base installation, its executable."""
+    return sorted({Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(),
+                   Path(sys.executable).resolve().parent, Path(sys.executable).parent.absolute()}, key=str)
+
+
 def bwrap_status() -> tuple[bool, str]:
     """(usable, reason): is bubblewrap installed, allowed here, and not switched off?"""
     if os.environ.get("LABKIT_NO_BWRAP", "") not in ("", "0"):
@@ -109,7 +115,7 @@ def bwrap_status() -> tuple[bool, str]:
 
         try:
             with tempfile.TemporaryDirectory(prefix="lkgprobe") as tmp:  # the very flags used for kernels
-                probe = bwrap_args(Path(tmp), [], []) + [sys.executable, "-I", "-S", "-c", "pass"]
+                probe = bwrap_args(Path(tmp), [], python_paths()) + [sys.executable, "-I", "-S", "-c", "pass"]
                 r = subprocess.run(probe, capture_output=True, text=True, timeout=60)
             ok = r.returncode == 0
             why = "" if ok else (r.stderr.strip().splitlines() or ["exit code %d" % r.returncode])[-1]
@@ -140,8 +146,8 @@ def bwrap_args(workdir: Path, hide: list[Path], keep: list[Path], hide_last: lis
     for h in hide:  # e.g. the grader's output folder and home directory: an empty tmpfs instead
         if h.is_dir() and h != Path("/"):
             args += ["--size", str(1 << 20), "--tmpfs", str(h)]
-    for k in keep:  # what must stay visible inside a hidden folder (python, the course, the venv)
-        if k.exists() and any(_under(k, h) for h in hide):
+    for k in keep:  # what must stay visible inside a hidden folder or /tmp (python, the course, the venv)
+        if k.exists() and any(_under(k, h) for h in [*hide, Path("/tmp"), Path("/dev/shm")]):
             args += ["--ro-bind", str(k), str(k)]
     for h in hide_last:
         if h.is_dir() and h != Path("/"):
