@@ -436,20 +436,23 @@ def _scrubbed_env(work: Path, seed: int, bwrap: bool) -> dict[str, str]:
            "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
            "PYTHONDONTWRITEBYTECODE": "1", "JUPYTER_PLATFORM_DIRS": "1",
            "PYDEVD_DISABLE_FILE_VALIDATION": "1", "PYTHONUNBUFFERED": "1",
-           "LABKIT_CACHE": str(_weights_dir())}
+           "LABKIT_CACHE": str(_cache_dir())}
     return env
 
 
-def _weights_dir() -> Path:
-    from .models import cache_dir
+def _cache_dir() -> Path:
+    from .data import cache_dir
 
     return cache_dir().resolve()
 
 
-def _warm_weights(lesson: Lesson) -> None:
-    """Train the course CNN once here, so no sandboxed kernel or judge has to (they read it, read-only)."""
+def _warm_cache(lesson: Lesson) -> None:
+    """Fill the course cache here (data split, CNN weights), so no sandboxed kernel or judge has to
+    (they read it, read-only)."""
     from . import checks
+    from .data import digits
 
+    digits()
     module = Path(checks.__file__).parent / "exercises" / f"l{lesson.number}.py"
     text = json.dumps(lesson.solution) + (module.read_text() if module.is_file() else "")
     if "trained_cnn" in text:
@@ -726,7 +729,7 @@ def _judge_subprocess(lesson_number: str, answers: Path, seed: int, ids: list[st
     spec_path.write_text(json.dumps(spec))
     env = {"PATH": os.environ.get("PATH", os.defpath), "LANG": os.environ.get("LANG", "C.UTF-8"),
            "HOME": str(answers.parent), "MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1",
-           "LABKIT_CACHE": str(_weights_dir())}
+           "LABKIT_CACHE": str(_cache_dir())}
     cmd = sandbox.launcher_args({"as": 6 * sandbox.GiB, "core": 0}) + [
         sys.executable, "-I", "-m", "labkit.grading", "_judge", str(spec_path)]
     r = subprocess.run(cmd, cwd=answers.parent, env=env, capture_output=True, text=True, timeout=JUDGE_TIMEOUT)
@@ -851,6 +854,7 @@ def grade_one(task: dict) -> dict:
         finally:
             sandbox.kill_tree()  # anything still below this worker (daemonized helpers included)
         problems = _copy_answers(work / "answers", judge_dir / "answers")
+        t_judge = time.monotonic()
         try:
             verdicts = _judge_subprocess(task["lesson"], judge_dir / "answers", task["seed"],
                                          [e["id"] for e in task["exercises"]], task.get("extra", ""))
@@ -867,7 +871,7 @@ def grade_one(task: dict) -> dict:
         events = [dict(e, seconds=round(e.get("seconds", 0.0), 2), role=task["cells"][e["cell"]]["role"],
                        exercise=task["cells"][e["cell"]]["exercise"]) for e in events]
         return {"results": results, "events": events, "problems": problems, "kernel_starts": runner.kernel_starts,
-                "seconds": round(time.monotonic() - t0, 2)}
+                "judge_seconds": round(time.monotonic() - t_judge, 2), "seconds": round(time.monotonic() - t0, 2)}
     finally:
         shutil.rmtree(work, ignore_errors=True)
         shutil.rmtree(judge_dir, ignore_errors=True)
@@ -1046,9 +1050,9 @@ def _grade(args) -> int:
 
     subs = [read_submission(f, lesson) for f in files]
     assign_students(subs)
-    _warm_weights(lesson)
+    _warm_cache(lesson)
     home = Path.home().resolve()
-    keep = sorted({*sandbox.python_paths(), Path(__file__).resolve().parents[1], _weights_dir()}, key=str)
+    keep = sorted({*sandbox.python_paths(), Path(__file__).resolve().parents[1], _cache_dir()}, key=str)
     hide = [home] if home != Path("/") and not any(home.is_relative_to(k) for k in keep) else []
     tmp_root = _tmp_root()
     hide_last = [out] + ([Path(tmp_root)] if tmp_root else [])
@@ -1116,6 +1120,7 @@ def _grade(args) -> int:
                         this_prot = protection
                         records[s.student] = _record(lesson, s, res["results"], this_prot, key, res.get("seconds"),
                                                      extra={"kernel_starts": res.get("kernel_starts"),
+                                                            "judge_seconds": res.get("judge_seconds"),
                                                             "answer_problems": res.get("problems", []),
                                                             "cells": res.get("events", [])})
                         atomic_write(out / ".cache" / f"{key}.json", json.dumps(

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .data import Digits, digits
+from .data import Digits, cache_dir, digits
 
 
 def _torch():
@@ -79,14 +79,6 @@ def accuracy(predict, x: np.ndarray, y: np.ndarray) -> float:
 
 
 _cache: dict = {}
-
-
-def cache_dir() -> Path:
-    """Where trained weights are kept between sessions: $LABKIT_CACHE, else ~/.cache/onnx-lab."""
-    if os.environ.get("LABKIT_CACHE"):
-        return Path(os.environ["LABKIT_CACHE"])
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "onnx-lab"
 
 
 def _weights_file(epochs: int, seed: int) -> Path:

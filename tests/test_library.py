@@ -25,6 +25,40 @@ def test_digits_split_is_fixed_and_stratified():
     assert np.bincount(a.y_test).min() >= 43 and np.bincount(a.y_test).max() <= 46  # stratified: ~45 each
 
 
+def test_digits_split_is_cached_and_equal_to_scikit_learns(tmp_path, monkeypatch):
+    from labkit import data
+
+    monkeypatch.setenv("LABKIT_CACHE", str(tmp_path))
+    fresh = data._sklearn_split()
+    first = digits(raw=True)                       # computes and writes the cache
+    assert [p.name for p in tmp_path.iterdir()] == [data._split_file().name]
+    for a, b in zip(first, fresh):
+        np.testing.assert_array_equal(a, b)
+    first.x_train[:] = 0                           # a learner's edit must not reach the next call
+    monkeypatch.setattr(data, "_sklearn_split", lambda: pytest.fail("the cache was not used"))
+    again = digits(raw=True)
+    np.testing.assert_array_equal(again.x_train, fresh.x_train)
+    data._split_file().write_bytes(b"not an npz")  # a corrupt cache is recomputed, not trusted
+    monkeypatch.setattr(data, "_sklearn_split", lambda: fresh)
+    np.testing.assert_array_equal(digits().x_test, normalize(fresh.x_test))
+    assert np.load(data._split_file())["x_test"].shape == (450, 1, 8, 8)
+
+
+def test_trained_cnn_weights_are_cached(tmp_path, monkeypatch):
+    from labkit import models
+
+    monkeypatch.setenv("LABKIT_CACHE", str(tmp_path))
+    monkeypatch.setattr(models, "_cache", {})
+    a = models.trained_cnn(epochs=1, progress=False)
+    assert any(p.suffix == ".pt" for p in tmp_path.iterdir())
+    monkeypatch.setattr(models, "_cache", {})
+    monkeypatch.setattr(models, "train", lambda **k: pytest.fail("the cached weights were not used"))
+    b = models.trained_cnn(epochs=1, progress=False)
+    for (ka, va), (kb, vb) in zip(a.state_dict().items(), b.state_dict().items()):
+        assert ka == kb and bool((va == vb).all())
+    assert not b.training
+
+
 def test_cnn_trains_to_98_percent_in_seconds():
     from labkit.models import accuracy, train
 
