@@ -10,8 +10,11 @@ TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 
 .PHONY: lab test bench assign solutions system-deps clean
 
+# As root (containers, cloud VMs) JupyterLab needs --allow-root; the URL to open is printed below.
 lab: $(STAMP)
-	$(VENV)/bin/jupyter lab --notebook-dir=lessons
+	@root=""; if [ "$$(id -u)" = "0" ]; then root="--allow-root"; echo "Running as root: starting JupyterLab with --allow-root."; fi; \
+	echo "Open the http://127.0.0.1:8888/lab?token=... URL that JupyterLab prints below (Ctrl-C stops it)."; \
+	$(VENV)/bin/jupyter lab --notebook-dir=lessons $$root
 
 # nbval re-runs solutions/ and compares with their committed outputs; -n 2 uses both cores.
 PYTEST_ARGS ?= -n 2 --dist loadfile
@@ -37,7 +40,8 @@ $(STAMP): pyproject.toml
 	  extra="--extra-index-url $(TORCH_INDEX)"; echo "Using PyTorch's CPU wheel index."; \
 	else echo "PyTorch's CPU index is not reachable: installing from the default index."; fi; \
 	$(PY) -m pip install --quiet $$extra -e '.[test]'
-	@$(PY) -m ipykernel install --user --name onnx-lab --display-name "Python (ONNX Lab)" >/dev/null
+	@# The kernel lives inside .venv (--sys-prefix): two clones never point at each other's Python.
+	@$(PY) -m ipykernel install --sys-prefix --name onnx-lab --display-name "Python (ONNX Lab)" >/dev/null
 	@mkdir -p $(VENV)/share/jupyter/lab/settings && cp binder/overrides.json $(VENV)/share/jupyter/lab/settings/
 	@touch $(STAMP)
 	@echo "ONNX Lab is installed in $(VENV)."
@@ -51,5 +55,8 @@ system-deps:
 	    || echo "Could not install chromium/bubblewrap: browser tests will be skipped."; \
 	else echo "chromium or bwrap missing and not root: browser tests are skipped, grading uses its fallback sandbox."; fi
 
+# Also removes the user-wide kernel older versions installed, if it points into this clone.
 clean:
 	rm -rf $(VENV) .pytest_cache test-artifacts grading-out
+	@k="$${XDG_DATA_HOME:-$$HOME/.local/share}/jupyter/kernels/onnx-lab"; \
+	if [ -f "$$k/kernel.json" ] && grep -q "$(CURDIR)/$(VENV)/" "$$k/kernel.json"; then rm -rf "$$k"; echo "Removed $$k"; fi
