@@ -62,13 +62,15 @@ $(STAMP): pyproject.toml
 	@echo "ONNX Lab is installed in $(VENV)."
 
 # Chromium (browser tests) and bubblewrap (grading sandbox), on Debian-like machines when we are root.
+# Elsewhere one line says which tests are skipped and why.
 system-deps:
-	@if command -v chromium >/dev/null && command -v bwrap >/dev/null; then exit 0; fi; \
+	@missing=""; command -v chromium >/dev/null || missing=" chromium"; command -v bwrap >/dev/null || missing="$$missing bubblewrap"; \
+	if [ -z "$$missing" ]; then exit 0; fi; \
 	if [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null; then \
-	  echo "Installing chromium and bubblewrap with apt-get..."; \
-	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium bubblewrap >/dev/null) \
-	    || echo "Could not install chromium/bubblewrap: browser tests will be skipped."; \
-	else echo "chromium or bwrap missing and not root: browser tests are skipped, grading uses its fallback sandbox."; fi
+	  echo "Installing$$missing with apt-get..."; \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null) \
+	    || echo "Could not install$$missing: the tests that need it will be skipped."; \
+	else echo "Not root or no apt-get, so not installing$$missing:$$(case "$$missing" in *chromium*) printf ' browser tests skipped (needs chromium);';; esac)$$(case "$$missing" in *bubblewrap*) printf ' sandboxed grading tests skipped (needs bwrap)';; esac)."; fi
 
 # Also removes the user-wide kernel older versions installed, if it points into this clone.
 clean:
