@@ -250,15 +250,9 @@ def is_ort_format(data: bytes) -> bool:
 
 def session(model: str | os.PathLike | bytes, *, runtime_optimizations: bool = True, threads: int = 1):
     """A CPU InferenceSession configured like the app's (saved runtime optimizations replayed)."""
-    import onnxruntime as ort
+    from .runtime import ort_session
 
-    opts = ort.SessionOptions()
-    opts.log_severity_level = 3
-    opts.intra_op_num_threads = threads
-    if runtime_optimizations:
-        opts.add_session_config_entry(RUNTIME_OPT_KEY, "1")
-    return ort.InferenceSession(model if isinstance(model, bytes) else str(model), opts,
-                                providers=["CPUExecutionProvider"])
+    return ort_session(model, threads=threads, config={RUNTIME_OPT_KEY: "1"} if runtime_optimizations else None)
 
 
 def model_io(model: str | os.PathLike | bytes) -> dict:

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import nbformat
 
+from .cells import exercise_tag
+
 BEGIN = re.compile(r"^(\s*)### BEGIN SOLUTION\s*$")
 END = re.compile(r"^\s*### END SOLUTION\s*$")
 STUB = re.compile(r"^(\s*)# STUB: ?(.*)$")
@@ -23,18 +25,6 @@ DROP_NB_META = ("papermill", "widgets")
 
 class AssignError(ValueError):
     """A solution notebook is malformed (unclosed block, unknown exercise, missing check cell)."""
-
-
-def tags(cell) -> list[str]:
-    return list(cell.get("metadata", {}).get("tags", []))
-
-
-def exercise_tag(cell, role: str) -> str | None:
-    """The exercise id of an `answer:`/`check:` tag on `cell`, or None."""
-    for t in tags(cell):
-        if t.startswith(role + ":"):
-            return t.split(":", 1)[1]
-    return None
 
 
 def strip_solution(source: str, where: str = "") -> str:

@@ -143,3 +143,146 @@ def load(folder: str | os.PathLike) -> Any:
         raise ValueError("malformed answer file")
 
     return dec(json.loads((folder / "answer.json").read_text()))
+
+
+# ---------------------------------------------------------------- test inputs (judge side -> kernel)
+
+
+@dataclass(frozen=True)
+class File:
+    """A test input that is a file: the learner's function receives the path of a file holding `data`."""
+
+    name: str
+    data: bytes
+
+
+@dataclass(frozen=True)
+class Make:
+    """A test input built on the learner side by `factory` ("labkit.exercises.lNN:name") from plain `args`.
+
+    For harness objects (a session that refuses big batches...) that are not data themselves."""
+
+    factory: str
+    args: tuple
+
+
+_NAME_OK = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
+
+
+def save_inputs(cases: list[tuple], folder: str | os.PathLike) -> None:
+    """Write a function exercise's test inputs to `folder` (inputs.json + .npy/.onnx/.bin files)."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    counter = [0]
+
+    def blob(data: bytes, ext: str) -> str:
+        counter[0] += 1
+        name = f"b{counter[0]}.{ext}"
+        (folder / name).write_bytes(data)
+        return name
+
+    def enc(x: Any) -> Any:
+        if x is None or isinstance(x, (bool, str)) or type(x) is int:
+            return x
+        if type(x) is float:
+            return x if math.isfinite(x) else {"__float__": repr(x)}
+        if isinstance(x, (bytes, bytearray)):
+            return {"__bytes__": blob(bytes(x), "bin")}
+        if isinstance(x, np.generic) and x.dtype.kind in "biuf":
+            return {"__scalar__": blob(_npy(np.asarray(x)), "npy")}
+        if isinstance(x, np.ndarray):
+            if x.dtype.kind not in "biuf":
+                raise NotPlain(f"test input array of dtype {x.dtype}")
+            return {"__npy__": blob(_npy(x), "npy")}
+        if type(x).__name__ == "ModelProto" and hasattr(x, "SerializeToString"):
+            return {"__proto__": blob(x.SerializeToString(), "onnx")}
+        if isinstance(x, File):
+            if not set(x.name) <= _NAME_OK or x.name.startswith("."):
+                raise ValueError(f"bad input file name {x.name!r}")
+            (folder / "files").mkdir(exist_ok=True)
+            (folder / "files" / x.name).write_bytes(x.data)
+            return {"__file__": x.name}
+        if isinstance(x, Make):
+            return {"__make__": x.factory, "args": [enc(a) for a in x.args]}
+        if isinstance(x, (list, tuple)):
+            return {"__tuple__": [enc(v) for v in x]} if isinstance(x, tuple) else [enc(v) for v in x]
+        if isinstance(x, dict) and all(type(k) is str for k in x):
+            return {"__dict__": {k: enc(v) for k, v in x.items()}}
+        raise NotPlain(f"test input {describe(x)}")
+
+    (folder / "inputs.json").write_text(json.dumps([enc(list(c)) for c in cases]))
+
+
+def _npy(arr: np.ndarray) -> bytes:
+    import io
+
+    buf = io.BytesIO()
+    np.save(buf, arr, allow_pickle=False)
+    return buf.getvalue()
+
+
+def load_inputs(folder: str | os.PathLike) -> list[tuple]:
+    """Read what `save_inputs` wrote; `File`s become paths inside `folder`, `Make`s stay to be built."""
+    folder = Path(folder).resolve()
+
+    def inside(name: Any, sub: str = "") -> Path:
+        if not isinstance(name, str) or "/" in name or "\\" in name or name.startswith("."):
+            raise ValueError(f"bad file name in inputs: {name!r}")
+        return folder / sub / name if sub else folder / name
+
+    def dec(x: Any) -> Any:
+        if isinstance(x, list):
+            return [dec(v) for v in x]
+        if not isinstance(x, dict):
+            return x
+        (key, value), = list(x.items())[:1] or [(None, None)]
+        if key == "__float__":
+            return float(value)
+        if key == "__bytes__":
+            return inside(value).read_bytes()
+        if key == "__scalar__":
+            return np.load(inside(value), allow_pickle=False)[()]
+        if key == "__npy__":
+            return np.load(inside(value), allow_pickle=False)
+        if key == "__proto__":
+            import onnx
+
+            return onnx.load_from_string(inside(value).read_bytes())
+        if key == "__file__":
+            return str(inside(value, "files"))
+        if key == "__make__":
+            return Make(str(value), tuple(dec(a) for a in x["args"]))
+        if key == "__tuple__":
+            return tuple(dec(v) for v in value)
+        if key == "__dict__":
+            return {str(k): dec(v) for k, v in value.items()}
+        raise ValueError("malformed inputs file")
+
+    return [tuple(dec(c)) for c in json.loads((folder / "inputs.json").read_text())]
+
+
+def materialize(args: Any, files_dir: Path | None = None) -> Any:
+    """Fresh learner-side objects for one call: arrays copied, `Make`s built, `File`s written to
+    `files_dir` (a path string is passed on as it is)."""
+    import copy
+    import importlib
+
+    if isinstance(args, Make):
+        module, _, name = args.factory.partition(":")
+        if not module.startswith("labkit.exercises."):
+            raise ValueError(f"test input factory {args.factory!r} is not in labkit.exercises")
+        return getattr(importlib.import_module(module), name)(*materialize(args.args, files_dir))
+    if isinstance(args, File):
+        import tempfile
+
+        folder = files_dir or Path(tempfile.mkdtemp(prefix="labkit-inputs-"))
+        path = folder / args.name
+        path.write_bytes(args.data)
+        return str(path)
+    if isinstance(args, tuple):
+        return tuple(materialize(a, files_dir) for a in args)
+    if isinstance(args, list):
+        return [materialize(a, files_dir) for a in args]
+    if isinstance(args, dict):
+        return {k: materialize(v, files_dir) for k, v in args.items()}
+    return copy.deepcopy(args)

@@ -31,6 +31,9 @@ GiB = 1 << 30
 DEFAULT_LIMITS = {"as": 3 * GiB, "fsize": 1 * GiB, "nproc": 256, "nofile": 1024, "core": 0, "cpu": 1800}
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
+PR_SET_NO_NEW_PRIVS = 38
+#: kernels of a root grader run as uid KERNEL_UID_BASE + a per-kernel number (no passwd entry needed)
+KERNEL_UID_BASE = 1_500_000
 
 
 # ---------------------------------------------------------------- the launcher (runs first, then execs)
@@ -115,7 +118,12 @@ def bwrap_status() -> tuple[bool, str]:
 
         try:
             with tempfile.TemporaryDirectory(prefix="lkgprobe") as tmp:  # the very flags used for kernels
-                probe = bwrap_args(Path(tmp), [], python_paths()) + [sys.executable, "-I", "-S", "-c", "pass"]
+                uid = KERNEL_UID_BASE if os.geteuid() == 0 else None
+                if uid is not None:
+                    os.chown(tmp, uid, uid)
+                    os.chmod(tmp, 0o711)  # bwrap, without capabilities, must be able to enter it
+                probe = bwrap_args(Path(tmp), python_paths(), uid=uid) + [
+                    sys.executable, "-I", "-S", "-c", "import os; assert os.getuid() != 0 or %r is None" % uid]
                 r = subprocess.run(probe, capture_output=True, text=True, timeout=60)
             ok = r.returncode == 0
             why = "" if ok else (r.stderr.strip().splitlines() or ["exit code %d" % r.returncode])[-1]
@@ -134,29 +142,42 @@ def _under(path: Path, parent: Path) -> bool:
         return False
 
 
-def bwrap_args(workdir: Path, hide: list[Path], keep: list[Path], hide_last: list[Path] = (),
+def bwrap_args(workdir: Path, visible: list[Path], hidden: list[Path] = (), uid: int | None = None,
                tmp_size: int = 512 << 20) -> list[str]:
-    """The bwrap prefix: read-only /, writable `workdir`, private /tmp, no network, own PIDs.
+    """The bwrap prefix: an empty root with only the system (/usr, /etc...), the `visible` folders
+    (read-only: Python, learner-side labkit, test inputs, course data) and `workdir` (writable);
+    `hidden` folders inside a visible one become empty. Private /tmp, no network, own PIDs, no /run.
 
-    `hide` folders (the grader's home) become empty, except the `keep` paths inside them (python,
-    the venv, the course); then `hide_last` folders (the grading output) become empty too.
-    """
-    args = [bwrap_path() or "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+    With `uid` (a root grader), the command runs as that unprivileged uid: bwrap keeps only
+    CAP_SETUID/CAP_SETGID, and `setpriv` drops to `uid` with no capabilities and no new privileges."""
+    args = [bwrap_path() or "bwrap", "--dev", "/dev", "--proc", "/proc",
             "--size", str(tmp_size), "--tmpfs", "/tmp", "--size", str(tmp_size), "--tmpfs", "/dev/shm"]
-    for h in hide:  # e.g. the grader's output folder and home directory: an empty tmpfs instead
-        if h.is_dir() and h != Path("/"):
-            args += ["--size", str(1 << 20), "--tmpfs", str(h)]
-    for k in keep:  # what must stay visible inside a hidden folder or /tmp (python, the course, the venv)
-        if k.exists() and any(_under(k, h) for h in [*hide, Path("/tmp"), Path("/dev/shm")]):
-            args += ["--ro-bind", str(k), str(k)]
-    for h in hide_last:
-        if h.is_dir() and h != Path("/"):
-            args += ["--size", str(1 << 20), "--tmpfs", str(h)]
-    if os.geteuid() == 0:
-        args += ["--cap-drop", "ALL"]  # bwrap run by root keeps every capability unless told
+    for name in ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "sys"):
+        top = Path("/") / name
+        if top.is_symlink():
+            args += ["--symlink", os.readlink(top), str(top)]
+        elif top.is_dir():
+            args += ["--ro-bind", str(top), str(top)]
+    shown = sorted({p.resolve() for p in visible if p.exists()} | {workdir}, key=lambda p: len(p.parts))
+    parents = sorted({a for v in shown for a in v.parents if a != Path("/")}, key=lambda p: len(p.parts))
+    for a in parents:  # bwrap would create them 0700: the unprivileged kernel must be able to walk them
+        if not (a.is_symlink() or any(_under(a, v) for v in shown)):
+            args += ["--perms", "0755", "--dir", str(a)]
+    for v in shown:
+        if v != workdir:
+            args += ["--ro-bind", str(v), str(v)]
+    for h in hidden:
+        if h.is_dir() and any(_under(h, v) for v in visible):
+            args += ["--size", str(1 << 16), "--tmpfs", str(h)]
     args += ["--bind", str(workdir), str(workdir),
              "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
              "--die-with-parent", "--new-session", "--chdir", str(workdir)]
+    if os.geteuid() == 0:  # bwrap run by root keeps every capability unless told
+        args += ["--cap-drop", "ALL"]
+        if uid is not None:
+            args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--",
+                     shutil.which("setpriv") or "/usr/bin/setpriv", f"--reuid={uid}", f"--regid={uid}",
+                     "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs"]
     return args + ["--"]
 
 

@@ -394,25 +394,26 @@ def test_learner_fills_an_exercise_in_the_browser(page, lab):
 def _answer_quiz_by_clicking(page, lesson: str, cells: list[dict], stem: str) -> None:
     """Click the right radio button of every quiz question, press Check: the widget's panel passes.
     Then hand the answer in through the answer cell, as the widget tells the learner to: the check passes."""
-    from labkit.checks import get
+    from labkit.checks import get, quiz_answers
 
     quiz_id = f"{lesson}.quiz"
     where = [c["index"] for c in cells if f"check:{quiz_id}" in c["tags"]]
     if not where:
         return
     questions = get(quiz_id).questions
+    key = quiz_answers(quiz_id)
     cell = page.locator(f"{CURRENT} .jp-Notebook .jp-Cell").nth(where[0])
     boxes = cell.locator(".widget-radio-box")
     assert boxes.count() == len(questions), f"{quiz_id}: {boxes.count()} radio groups for {len(questions)} questions"
     for i, q in enumerate(questions):
         box = boxes.nth(i)
         box.scroll_into_view_if_needed()
-        box.locator("label").filter(has_text=re.compile(rf"^\s*{re.escape(q.answer)}\)")).first.click()
+        box.locator("label").filter(has_text=re.compile(rf"^\s*{re.escape(key[q.key])}\)")).first.click()
     cell.get_by_role("button", name="Check my choices").click()
     cell.locator(".labkit-check.labkit-passed").wait_for(timeout=30_000)
     record = cell.locator(".jupyter-widgets").first.inner_text()
     for q in questions:
-        assert f"'{q.key}': '{q.answer}'" in record, f"{quiz_id}: the widget does not show the answer to hand in: {record[-300:]}"
+        assert f"'{q.key}': '{key[q.key]}'" in record, f"{quiz_id}: the widget does not show the answer to hand in: {record[-300:]}"
     cell.screenshot(path=str(SHOTS / f"lesson-{stem}-{quiz_id}-clicked.png"))
 
     # Hand it in as the widget says: the dict goes into the answer cell, then the check cell runs again.

@@ -8,8 +8,8 @@ import pytest
 
 import labkit
 from labkit import plain
-from labkit.checks import (REGISTRY, RESULT_MIME, Exercise, Result, TestResult, evaluate, exercise, expect_close,
-                           expect_equal, get, judge_saved, panel_html)
+from labkit.checks import (JUDGES, REGISTRY, RESULT_MIME, Exercise, Result, TestResult, declare, evaluate,
+                           expect_close, expect_equal, get, judge, judge_saved, panel_html)
 from labkit.plain import NotPlain, OnnxBlob, Raised
 
 
@@ -87,13 +87,16 @@ def toy():
         rng = np.random.default_rng(seed)
         return [(rng.normal(size=3),), (np.arange(4.0),)]
 
-    @exercise("99.double", title="Double it", points=2, kind="function", cases=cases, hint="x * 2")
-    def judge(outputs, seed):
+    declare("99.double", title="Double it", points=2, kind="function", hint="x * 2")
+
+    @judge("99.double", cases=cases)
+    def verdict(outputs, seed):
         for i, ((x,), got) in enumerate(zip(cases(seed), outputs)):
             yield expect_close(f"case {i}", got, 2 * x)
 
     yield get("99.double")
     REGISTRY.pop("99.double")
+    JUDGES.pop("99.double")
 
 
 def test_function_exercise_verdicts(toy):
@@ -131,8 +134,10 @@ def test_check_never_raises_and_unknown_ids(toy):
 
 
 def test_judge_bug_is_reported_not_raised():
-    @exercise("99.buggy", title="b", points=1, kind="value")
-    def judge(answer, seed):
+    declare("99.buggy", title="b", points=1, kind="value")
+
+    @judge("99.buggy")
+    def verdict(answer, seed):
         raise RuntimeError("judge bug")
         yield  # pragma: no cover
 
@@ -141,19 +146,42 @@ def test_judge_bug_is_reported_not_raised():
         assert r.status == "error" and "judge bug" in r.message
     finally:
         REGISTRY.pop("99.buggy")
+        JUDGES.pop("99.buggy")
 
 
 def test_grading_mode_records_plain_data_only(toy, tmp_path, monkeypatch):
-    monkeypatch.setenv("LABKIT_COLLECT_DIR", str(tmp_path))
-    monkeypatch.setenv("LABKIT_SEED", "7")
+    """In a graded kernel the inputs come from the grader's folder (no seed, no judge import)."""
+    plain.save_inputs(toy.cases(7), tmp_path / "inputs" / "99.double")
+    monkeypatch.setenv("LABKIT_COLLECT_DIR", str(tmp_path / "answers"))
+    monkeypatch.setenv("LABKIT_INPUTS_DIR", str(tmp_path / "inputs"))
+    monkeypatch.setattr("labkit.checks.judging.judge_spec", lambda id: pytest.fail("a graded kernel imported a judge"))
     rec = labkit.check("99.double", lambda x: 2 * x)
     assert "recorded" in repr(rec)
-    assert judge_saved(toy, tmp_path / "99.double", 7).status == "passed"
+    monkeypatch.undo()
+    answers = tmp_path / "answers" / "99.double"
+    assert judge_saved(toy, answers, 7).status == "passed"
     # the judge uses its own seed: outputs recorded for other inputs fail
-    assert judge_saved(toy, tmp_path / "99.double", 8).status == "failed"
+    assert judge_saved(toy, answers, 8).status == "failed"
+    monkeypatch.setenv("LABKIT_COLLECT_DIR", str(tmp_path / "answers"))
     labkit.check("99.double", None)
-    assert judge_saved(toy, tmp_path / "99.double", 7).status == "not_attempted"
+    assert judge_saved(toy, answers, 7).status == "not_attempted"
     assert judge_saved(toy, tmp_path / "never-ran", 7).status == "missing"
+
+
+def test_broken_exercise_module_says_so(tmp_path, monkeypatch):
+    """A SyntaxError or a missing dependency in an exercise module surfaces as such."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import labkit.exercises
+
+    (tmp_path / "l97.py").write_text("def broken(:\n")
+    (tmp_path / "l96.py").write_text("import no_such_dependency_xyz\n")
+    monkeypatch.setattr(labkit.exercises, "__path__", [*labkit.exercises.__path__, str(tmp_path)])
+    r = labkit.check("97.thing", 1)
+    assert r.status == "error" and "SyntaxError" in r.message and "no exercise" not in r.message
+    r = labkit.check("96.thing", 1)
+    assert r.status == "error" and "no_such_dependency_xyz" in r.message and "no exercise" not in r.message
+    r = labkit.check("95.thing", 1)  # no module at all: that is an unknown exercise
+    assert r.status == "error" and "no exercise" in r.message
 
 
 def test_panel_html_is_escaped_and_has_hint(toy):
@@ -168,14 +196,27 @@ def test_panel_html_is_escaped_and_has_hint(toy):
 
 
 def test_result_display_bundle_carries_verdict(toy):
-    from IPython.core.interactiveshell import InteractiveShell  # noqa: F401 (display needs IPython)
+    """What a check cell really displays: the HTML panel, the text, and the verdict as JSON."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    shown = []
+    shell.display_pub.publish = lambda data, metadata=None, **kw: shown.append(data)
     r = evaluate(toy, lambda x: 2 * x)
-    assert r.to_dict()["status"] == "passed"
-    assert RESULT_MIME.startswith("application/")
+    r._ipython_display_()
+    assert len(shown) == 1, shown
+    bundle = shown[0]
+    assert bundle[RESULT_MIME] == r.to_dict() and bundle[RESULT_MIME]["status"] == "passed"
+    assert bundle[RESULT_MIME]["points"] == 2.0 and bundle[RESULT_MIME]["exercise"] == "99.double"
+    assert "labkit-passed" in bundle["text/html"] and bundle["text/plain"] == repr(r)
 
 
 def test_exercise_registration_validates():
     with pytest.raises(ValueError):
-        exercise("bad id", title="x", points=1, kind="value")
-    with pytest.raises(ValueError):
-        exercise("99.x", title="x", points=1, kind="function")  # function needs cases
+        declare("bad id", title="x", points=1, kind="value")
+    declare("99.x", title="x", points=1, kind="function")
+    try:
+        with pytest.raises(ValueError):
+            judge("99.x")(lambda a, s: [])  # a function exercise needs its test inputs
+    finally:
+        REGISTRY.pop("99.x")

@@ -8,7 +8,7 @@ from onnx.reference import ReferenceEvaluator
 
 from labkit import plain
 from labkit.checks import collect, evaluate, get, judge_saved
-from labkit.exercises.l01 import B, W, make_model
+from labkit_judges.l01 import B, W, make_model
 
 
 def build(x_shape=("batch", 4), act="Sigmoid", w=W, b=B, out="Y", ir=10):

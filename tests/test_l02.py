@@ -8,7 +8,7 @@ from onnx import TensorProto, helper, numpy_helper, shape_inference, version_con
 
 from labkit import plain
 from labkit.checks import collect, evaluate, get, judge_saved
-from labkit.exercises import l02
+from labkit_judges import l02
 
 FLOAT_TYPES = {TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.DOUBLE, TensorProto.BFLOAT16}
 

@@ -11,7 +11,7 @@ from onnx import TensorProto, helper, numpy_helper
 from labkit import plain
 from labkit.checks import collect, evaluate, get, judge_saved
 from labkit.data import digits
-from labkit.exercises import l03
+from labkit_judges import l03
 
 
 @pytest.fixture(scope="module")

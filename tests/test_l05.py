@@ -11,7 +11,7 @@ from onnx.reference import ReferenceEvaluator
 
 from labkit import plain
 from labkit.checks import collect, evaluate, get, judge_saved
-from labkit.exercises.l05 import NCHWC_DOMAIN, fold_bn_reference, practice_model
+from labkit_judges.l05 import NCHWC_DOMAIN, fold_bn_reference, practice_model
 
 
 def fold_bn(W, b, gamma, beta, mean, var, eps):

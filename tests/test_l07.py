@@ -7,7 +7,7 @@ import pytest
 
 from labkit import android, plain
 from labkit.checks import collect, evaluate, get, judge_saved
-from labkit.exercises import l07
+from labkit_judges import l07
 
 
 def messages(r):

@@ -1,69 +1,42 @@
-"""Lesson 04 exercises: batched prediction with a session, reading a profile, choosing providers, quiz."""
-from __future__ import annotations
+"""Lesson 04 exercises, learner side: what each exercise is (no answers, no test inputs).
 
-import json
-import os
-import tempfile
-from pathlib import Path
+The judges, references, test inputs and quiz keys are in `labkit_judges/l04.py`, which a graded
+kernel cannot import (docs/authoring.md)."""
+from __future__ import annotations
 
 import numpy as np
 
-from ..checks import Question, TestResult, exercise, quiz
-from ..plain import Raised, describe
+from ..checks.registry import Question, declare, quiz
+
+declare("04.predict", title="Batched predictions with one session", points=3, kind="function",
+        hint="Read the input name from session.get_inputs()[0].name. Loop with for start in range(0, len(images), batch_size), run images[start:start + batch_size], take argmax(axis=1) of the first output and collect the pieces. With 0 images there is nothing to concatenate: return np.zeros(0, dtype=np.int64).")
+
+declare("04.top_operator", title="Read the top operator from a profile", points=3, kind="function",
+        hint="If you get a str, open it and json.load it. Keep events whose 'cat' is 'Node'; the operator type is event['args']['op_name'] (node names are not operator types); add up event['dur'] per operator over all runs, then take the largest total.")
+
+declare("04.choose_providers", title="Choose execution providers with a fallback", points=2, kind="function",
+        hint="Walk through `preferred` in its order; stop at 'CPUExecutionProvider'; keep a name only if it is in `available` and not already chosen; finally append 'CPUExecutionProvider'.")
+
+quiz("04.quiz", title="Running models with ONNX Runtime", points=4, questions=[
+    Question("q1", "You ask for providers=['CUDAExecutionProvider', 'CPUExecutionProvider'] and session.get_providers() returns ['CPUExecutionProvider']. What happened?",
+             {"a": "The model runs on the GPU anyway", "b": "This onnxruntime build has no CUDA provider, so ORT warned and used the CPU", "c": "get_providers() only lists the last provider you asked for"}),
+    Question("q2", "Why create one InferenceSession and reuse it for every request?",
+             {"a": "Creating a session loads, checks and optimizes the graph, which costs far more than one run", "b": "A process may create only one session", "c": "A reused session gives more accurate results"}),
+    Question("q3", "When does SessionOptions.inter_op_num_threads change anything?",
+             {"a": "Always: it is the main thread setting", "b": "Only with execution_mode = ORT_PARALLEL, which runs independent nodes at the same time", "c": "Only on GPUs"}),
+    Question("q4", "In ONNX Runtime's profile trace, where is the operator type of a node event?",
+             {"a": "In the event's name", "b": "In event['args']['op_name']", "c": "In event['cat']"}),
+])
+
+
+# ---------------------------------------------------------------- test harness (built in the learner's kernel)
 
 CPU = "CPUExecutionProvider"
 
-# ---------------------------------------------------------------- 04.predict
 
-#: (number of images, batch_size, which model) per test; model 1 has other names and weights
-_PREDICT_PLAN = ((37, 8, 0), (1, 32, 0), (0, 16, 0), (100, 25, 1), (13, 1, 1))
-_MODEL_NAMES = (("images", "logits"), ("x", "scores"))
-
-
-def _predict_weights(seed: int, which: int) -> tuple[np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(seed * 7 + 404 + which)
-    return rng.normal(size=(64, 10)).astype(np.float32), rng.normal(size=(10,)).astype(np.float32)
-
-
-def _images_with_clear_winner(rng: np.random.Generator, n: int, w: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """n images (n, 1, 8, 8) whose best class wins by a margin float32 rounding cannot flip."""
-    out = np.empty((n, 1, 8, 8), dtype=np.float32)
-    for i in range(n):
-        while True:
-            img = rng.random((1, 8, 8)).astype(np.float32)
-            logits = np.sort(img.reshape(64).astype(np.float64) @ w + b)
-            if logits[-1] - logits[-2] > 0.05:
-                out[i] = img
-                break
-    return out
-
-
-def predict_model(w: np.ndarray, b: np.ndarray, input_name: str = "images", output_name: str = "logits") -> bytes:
-    """A tiny linear digit classifier: logits = flatten(images) @ w + b, symbolic batch 'N'."""
-    from onnx import TensorProto, helper, numpy_helper
-
-    x = helper.make_tensor_value_info(input_name, TensorProto.FLOAT, ["N", 1, 8, 8])
-    y = helper.make_tensor_value_info(output_name, TensorProto.FLOAT, ["N", 10])
-    graph = helper.make_graph(
-        [helper.make_node("Flatten", [input_name], ["flat"], axis=1),
-         helper.make_node("Gemm", ["flat", "W", "B"], [output_name])],
-        "linear_digits", [x], [y], [numpy_helper.from_array(w, "W"), numpy_helper.from_array(b, "B")])
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], ir_version=10).SerializeToString()
-
-
-def _predict_data(seed: int) -> list[tuple[bytes, np.ndarray, int, np.ndarray]]:
-    """(model bytes, images, batch_size, expected class ids) per test: what the judge knows."""
-    rng = np.random.default_rng(seed + 4040)
-    data = []
-    for n, batch_size, which in _PREDICT_PLAN:
-        w, b = _predict_weights(seed, which)
-        images = _images_with_clear_winner(rng, n, w, b)
-        want = (images.reshape(n, 64).astype(np.float64) @ w + b).argmax(axis=1).astype(np.int64)
-        data.append((predict_model(w, b, *_MODEL_NAMES[which]), images, batch_size, want))
-    return data
-
-
-def _limited_session_class():
+def limited_session(model_bytes: bytes, max_rows: int):
+    """A test input of 04.predict: a session that, like a device short of memory, takes at most
+    `max_rows` images per run() (built in the learner's kernel from the model bytes)."""
     import onnxruntime as ort
 
     class LimitedSession(ort.InferenceSession):
@@ -88,290 +61,4 @@ def _limited_session_class():
         def __deepcopy__(self, memo):  # the check copies its inputs before each call
             return type(self)(self._model_bytes, self.max_rows)
 
-    return LimitedSession
-
-
-def _predict_cases(seed: int) -> list[tuple]:
-    limited = _limited_session_class()
-    return [(limited(model, batch_size), images, batch_size) for model, images, batch_size, _ in _predict_data(seed)]
-
-
-@exercise("04.predict", title="Batched predictions with one session", points=3, kind="function",
-          cases=_predict_cases,
-          hint="Read the input name from session.get_inputs()[0].name. Loop with "
-               "for start in range(0, len(images), batch_size), run images[start:start + batch_size], take "
-               "argmax(axis=1) of the first output and collect the pieces. With 0 images there is nothing to "
-               "concatenate: return np.zeros(0, dtype=np.int64).")
-def _predict(outputs, seed):
-    for (_, images, batch_size, want), got in zip(_predict_data(seed), outputs):
-        n = len(images)
-        name = f"{n} image{'' if n == 1 else 's'}, batch_size {batch_size}"
-        if isinstance(got, Raised):
-            extra = " (with 0 images there is nothing to concatenate)" if n == 0 and "concatenate" in got.message else ""
-            yield TestResult(name, False, f"your function {got.message}{extra}")
-            continue
-        if got is None or isinstance(got, (dict, str)):
-            yield TestResult(name, False, f"expected an array of {n} class ids, got {describe(got)}")
-            continue
-        try:
-            arr = np.asarray(got, dtype=np.float64)
-        except (TypeError, ValueError):
-            yield TestResult(name, False, f"expected an array of {n} class ids, got a ragged or non-numeric value")
-            continue
-        if arr.shape == (n, 10):
-            yield TestResult(name, False, f"you returned the scores (shape {arr.shape}): take argmax over axis 1 "
-                                          "to get one class id per image")
-        elif arr.shape != (n,):
-            hint = " — did the last, shorter batch get lost?" if arr.ndim == 1 and arr.shape[0] < n else ""
-            yield TestResult(name, False, f"expected {n} class ids (shape ({n},)), got shape {arr.shape}{hint}")
-        elif not np.array_equal(arr, want):
-            bad = int(np.flatnonzero(arr != want)[0])
-            yield TestResult(name, False, f"image {bad}: expected class {int(want[bad])}, got {arr[bad]:g} "
-                                          f"({int((arr != want).sum())} of {n} wrong)")
-        else:
-            yield TestResult(name, True, "an empty array, as expected" if n == 0 else
-                             "the class id is right" if n == 1 else f"all {n} class ids right")
-
-
-# ---------------------------------------------------------------- 04.top_operator
-
-#: (node name as ORT writes it, operator type): names often do not say the operator (fusions rename nodes)
-_NODE_POOL = (
-    ("relu_nchwc", "Conv"), ("relu_1_nchwc", "Conv"), ("/features/conv3/Conv", "Conv"),
-    ("max_pool2d_nchwc", "MaxPool"), ("ReorderInput", "ReorderInput"), ("ReorderOutput", "ReorderOutput"),
-    ("node_Reshape_23", "Reshape"), ("fused node_linear", "FusedGemm"), ("node_linear_1", "Gemm"),
-    ("node_MatMul_4", "MatMul"), ("node_Add_5", "Add"), ("node_Softmax_9", "Softmax"),
-    ("/Transpose", "Transpose"), ("node_Relu_2", "Relu"),
-)
-
-
-def _profile_plan(seed: int, k: int) -> tuple[list[tuple[str, str]], list[list[int]]]:
-    """Nodes and per-run durations (µs) of one synthetic trace, drawn until it has the traps we test."""
-    rng = np.random.default_rng(seed * 31 + 4100 + k)
-    runs = 2 + k % 3
-    while True:
-        idx = rng.choice(len(_NODE_POOL), size=int(rng.integers(5, 10)), replace=False)
-        nodes = [_NODE_POOL[i] for i in sorted(idx)]
-        durs = [[int(d) for d in rng.integers(5, 400, size=len(nodes))] for _ in range(runs)]
-        totals: dict[str, int] = {}
-        for run in durs:
-            for (_, op), d in zip(nodes, run):
-                totals[op] = totals.get(op, 0) + d
-        ranked = sorted(totals.items(), key=lambda kv: -kv[1])
-        if len(ranked) < 2 or ranked[0][1] - ranked[1][1] < 20:
-            continue
-        longest = max(((op, d) for run in durs for (_, op), d in zip(nodes, run)), key=lambda t: t[1])
-        biggest_node = max(((name, op) for name, op in nodes),
-                           key=lambda no: sum(run[nodes.index(no)] for run in durs))
-        # the top operator must not be the op of the longest single call, nor named by its busiest node
-        if longest[0] != ranked[0][0] and biggest_node[1] != ranked[0][0] or k == 0:
-            return nodes, durs
-
-
-def _shape_args(op: str, rng: np.random.Generator) -> dict:
-    n = int(rng.integers(1, 64))
-    return {"input_type_shape": [{"float": [n, 16, 8, 8]}], "output_type_shape": [{"float": [n, 16, 8, 8]}]}
-
-
-def profile_trace(seed: int, k: int) -> list[dict]:
-    """A synthetic ONNX Runtime profile in the format `end_profiling()` writes (a list of Chrome trace events)."""
-    nodes, durs = _profile_plan(seed, k)
-    rng = np.random.default_rng(seed * 37 + 4200 + k)
-    pid = int(rng.integers(1000, 60000))
-    tid = pid
-    events = [
-        {"cat": "Session", "pid": pid, "tid": tid, "dur": int(rng.integers(300, 900)), "ts": 5, "ph": "X",
-         "name": "model_loading_uri", "args": {}},
-        {"cat": "Session", "pid": pid, "tid": tid, "dur": int(rng.integers(8000, 30000)), "ts": 900, "ph": "X",
-         "name": "session_initialization", "args": {}},
-    ]
-    ts = 40000
-    for run in durs:
-        start = ts
-        for i, ((name, op), d) in enumerate(zip(nodes, run)):
-            ts += int(rng.integers(2, 15))
-            events.append({
-                "cat": "Node", "pid": pid, "tid": tid, "dur": d, "ts": ts, "ph": "X", "name": f"{name}_kernel_time",
-                "args": {"op_name": op, "provider": CPU, "node_index": str(3 + 2 * i),
-                         "parameter_size": str(int(rng.integers(0, 5)) * 640),
-                         "activation_size": str(int(rng.integers(1, 9)) * 1024),
-                         "output_size": str(int(rng.integers(1, 9)) * 4096),
-                         **_shape_args(op, rng),
-                         "thread_scheduling_stats": {"main_thread": {"thread_pool_name": "session-1-intra-op",
-                                                                     "thread_id": str(tid), "block_size": [],
-                                                                     "core": -1, "Distribution": 0,
-                                                                     "DistributionEnqueue": 0, "Run": 0,
-                                                                     "Wait": 0, "WaitRevoke": 0},
-                                                     "sub_threads": {}}}})
-            ts += d
-        events.append({"cat": "Session", "pid": pid, "tid": tid, "dur": ts - start + 3, "ts": start + 1, "ph": "X",
-                       "name": "SequentialExecutor::Execute", "args": {}})
-        events.append({"cat": "Session", "pid": pid, "tid": tid, "dur": ts - start + 6, "ts": start, "ph": "X",
-                       "name": "model_run", "args": {}})
-        ts += int(rng.integers(50, 300))
-    return events
-
-
-def top_operator_reference(events: list[dict]) -> dict:
-    """The operator type with the largest summed kernel time over all Node events."""
-    totals: dict[str, int] = {}
-    for e in events:
-        if e.get("cat") == "Node" and "op_name" in e.get("args", {}):
-            totals[e["args"]["op_name"]] = totals.get(e["args"]["op_name"], 0) + e["dur"]
-    op = max(totals, key=totals.get)
-    return {"op": op, "total_us": totals[op]}
-
-
-_N_TRACES = 4
-
-
-def _profile_path(seed: int, k: int) -> str:
-    """Write trace k to a file (the way ORT leaves it) and return its path."""
-    folder = Path(tempfile.gettempdir()) / f"labkit_04_profiles_{os.getpid()}"
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"onnxruntime_profile_{seed}_{k}.json"
-    path.write_text("[\n" + ",\n".join(json.dumps(e) for e in profile_trace(seed, k)) + "\n]\n")
-    return str(path)
-
-
-def _top_operator_cases(seed: int) -> list[tuple]:
-    cases: list[tuple] = [(profile_trace(seed, k),) for k in range(_N_TRACES - 1)]
-    cases.append((_profile_path(seed, _N_TRACES - 1),))
-    return cases
-
-
-@exercise("04.top_operator", title="Read the top operator from a profile", points=3, kind="function",
-          cases=_top_operator_cases,
-          hint="If you get a str, open it and json.load it. Keep events whose 'cat' is 'Node'; the operator type is "
-               "event['args']['op_name'] (node names are not operator types); add up event['dur'] per operator "
-               "over all runs, then take the largest total.")
-def _top_operator(outputs, seed):
-    for k, got in enumerate(outputs):
-        events = profile_trace(seed, k)
-        want = top_operator_reference(events)
-        name = f"trace {k + 1}" + (" (given as a path)" if k == _N_TRACES - 1 else "")
-        if isinstance(got, Raised):
-            yield TestResult(name, False, f"your function {got.message}")
-            continue
-        if not isinstance(got, dict) or "op" not in got or "total_us" not in got:
-            shown = f"keys {sorted(got)}" if isinstance(got, dict) else describe(got)
-            yield TestResult(name, False, f"expected a dict {{'op': ..., 'total_us': ...}}, got {shown}")
-            continue
-        op, total = got["op"], got["total_us"]
-        node_ops = {e["name"]: e["args"]["op_name"] for e in events if e["cat"] == "Node"}
-        session_names = {e["name"] for e in events if e["cat"] == "Session"}
-        if op != want["op"]:
-            longest = max((e for e in events if e["cat"] == "Node"), key=lambda e: e["dur"])
-            if op in session_names:
-                why = f" — {op!r} is a Session event, not an operator: keep only events whose cat is 'Node'"
-            elif isinstance(op, str) and (op in node_ops or op + "_kernel_time" in node_ops):
-                why = " — that is a node's name; the operator type is in args['op_name']"
-            elif op == longest["args"]["op_name"]:
-                why = " — that operator has the longest single call; add up all calls of each operator"
-            else:
-                why = ""
-            yield TestResult(name, False, f"expected op {want['op']!r}, got {op!r}{why}")
-        elif isinstance(total, bool) or not isinstance(total, (int, float)) or total != want["total_us"]:
-            yield TestResult(name, False, f"op {op!r} is right, but expected total_us {want['total_us']}, got "
-                                          f"{total!r} (sum 'dur' of every Node event of that operator, all runs)")
-        else:
-            yield TestResult(name, True, f"{op} with {total} µs")
-
-
-# ---------------------------------------------------------------- 04.choose_providers
-
-_EPS = ("CUDAExecutionProvider", "TensorrtExecutionProvider", "DmlExecutionProvider", "CoreMLExecutionProvider",
-        "NnapiExecutionProvider", "XnnpackExecutionProvider", "QNNExecutionProvider", "OpenVINOExecutionProvider",
-        "ROCMExecutionProvider", "AzureExecutionProvider")
-
-_FIXED_PROVIDER_CASES = (
-    ("fallback to CPU", ["CUDAExecutionProvider"], ["AzureExecutionProvider", CPU]),
-    ("keep the preferred order", ["CUDAExecutionProvider", "DmlExecutionProvider"],
-     [CPU, "DmlExecutionProvider", "CUDAExecutionProvider"]),
-    ("skip what is missing", ["TensorrtExecutionProvider", "CUDAExecutionProvider"],
-     ["CUDAExecutionProvider", CPU]),
-    ("no duplicates", ["XnnpackExecutionProvider", "NnapiExecutionProvider", "XnnpackExecutionProvider"],
-     ["XnnpackExecutionProvider", CPU]),
-    ("stop at CPU", [CPU, "CUDAExecutionProvider"], ["CUDAExecutionProvider", CPU]),
-    ("empty preference", [], [CPU]),
-    ("CPU not listed as available", ["CoreMLExecutionProvider"], ["CoreMLExecutionProvider"]),
-)
-
-
-def choose_providers_reference(available: list[str], preferred: list[str]) -> list[str]:
-    chosen: list[str] = []
-    for name in preferred:
-        if name == CPU:
-            break
-        if name in available and name not in chosen:
-            chosen.append(name)
-    return chosen + [CPU]
-
-
-def _provider_data(seed: int) -> list[tuple[str, list[str], list[str]]]:
-    rng = np.random.default_rng(seed + 4300)
-    cases = [(n, list(p), list(a)) for n, p, a in _FIXED_PROVIDER_CASES]
-    for i in range(3):
-        avail = [_EPS[j] for j in rng.choice(len(_EPS), size=int(rng.integers(1, 5)), replace=False)]
-        avail.insert(int(rng.integers(0, len(avail) + 1)), CPU)
-        pref = [_EPS[j] for j in rng.choice(len(_EPS), size=int(rng.integers(2, 6)), replace=True)]
-        if i == 2:
-            pref.insert(int(rng.integers(1, len(pref))), CPU)
-        cases.append((f"random case {i + 1}", pref, avail))
-    return cases
-
-
-def _provider_cases(seed: int) -> list[tuple]:
-    return [(available, preferred) for _, preferred, available in _provider_data(seed)]
-
-
-@exercise("04.choose_providers", title="Choose execution providers with a fallback", points=2, kind="function",
-          cases=_provider_cases,
-          hint="Walk through `preferred` in its order; stop at 'CPUExecutionProvider'; keep a name only if it is in "
-               "`available` and not already chosen; finally append 'CPUExecutionProvider'.")
-def _choose_providers(outputs, seed):
-    for (name, preferred, available), got in zip(_provider_data(seed), outputs):
-        want = choose_providers_reference(available, preferred)
-        label = f"{name}: preferred={preferred}, available={available}"
-        if isinstance(got, Raised):
-            yield TestResult(name, False, f"your function {got.message} ({label})")
-        elif not isinstance(got, list) or not all(isinstance(x, str) for x in got):
-            yield TestResult(name, False, f"expected a list of provider names, got {describe(got)}")
-        elif got == want:
-            yield TestResult(name, True, f"{got}")
-        else:
-            why = ""
-            if not got or got[-1] != CPU:
-                why = " — the list must end with 'CPUExecutionProvider'"
-            elif len(set(got)) != len(got):
-                why = " — a provider appears twice"
-            elif sorted(got) == sorted(want):
-                why = " — same providers, wrong order: follow the order of `preferred`"
-            yield TestResult(name, False, f"expected {want}, got {got}{why} ({label})")
-
-
-# ---------------------------------------------------------------- 04.quiz
-
-quiz("04.quiz", title="Running models with ONNX Runtime", points=4, questions=[
-    Question("q1", "You ask for providers=['CUDAExecutionProvider', 'CPUExecutionProvider'] and "
-                   "session.get_providers() returns ['CPUExecutionProvider']. What happened?",
-             {"a": "The model runs on the GPU anyway",
-              "b": "This onnxruntime build has no CUDA provider, so ORT warned and used the CPU",
-              "c": "get_providers() only lists the last provider you asked for"},
-             "b", "Requested is a wish list; get_providers() is what the session really uses."),
-    Question("q2", "Why create one InferenceSession and reuse it for every request?",
-             {"a": "Creating a session loads, checks and optimizes the graph, which costs far more than one run",
-              "b": "A process may create only one session",
-              "c": "A reused session gives more accurate results"},
-             "a", "Pay the set-up once; each run then only computes."),
-    Question("q3", "When does SessionOptions.inter_op_num_threads change anything?",
-             {"a": "Always: it is the main thread setting",
-              "b": "Only with execution_mode = ORT_PARALLEL, which runs independent nodes at the same time",
-              "c": "Only on GPUs"},
-             "b", "The default ORT_SEQUENTIAL mode runs one node at a time; intra_op threads split each node."),
-    Question("q4", "In ONNX Runtime's profile trace, where is the operator type of a node event?",
-             {"a": "In the event's name",
-              "b": "In event['args']['op_name']",
-              "c": "In event['cat']"},
-             "b", "Names are node names (fused nodes get new ones); cat is 'Node' or 'Session'."),
-])
+    return LimitedSession(model_bytes, max_rows)

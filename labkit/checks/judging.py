@@ -1,0 +1,230 @@
+"""Judge side machinery: find an exercise's judge, run it on plain data, score the tests.
+
+The judges themselves (references, expected values, test inputs, quiz keys) live in the
+`labkit_judges` package, one module per lesson (`labkit_judges/lNN.py`), registered with
+`@judge(id, cases=...)` and `quiz_key(id, {...})`. Only the verdict process and the learner's own
+notebook import them; a graded kernel cannot (the sandbox does not mount `labkit_judges`).
+Generic comparison helpers (`expect_close`, `expect_equal`, `load_onnx`, `ort_session`) are here.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import numpy as np
+
+from .. import plain
+from ..plain import NotPlain, OnnxBlob, Raised
+from ..runtime import ort_session  # noqa: F401 (the one session helper, re-exported for judges)
+from .collect import NotAttempted, collect, exc_message
+from .registry import Exercise, Question, _import_lesson, get
+from .result import Result, TestResult
+
+JUDGE_PACKAGE = "labkit_judges"
+INTERACTIVE_SEED = 0
+
+
+@dataclass
+class JudgeSpec:
+    """The judge side of one exercise: `judge(answer, seed)` yields TestResults; `cases(seed)` gives
+    a function exercise's test inputs (plain data, `plain.File`, `plain.Make`)."""
+
+    judge: Callable[[Any, int], Iterable[TestResult]]
+    cases: Callable[[int], list[tuple]] | None = None
+    key: dict[str, tuple[str, str]] | None = None   # quizzes: {question: (letter, explanation)}
+
+
+JUDGES: dict[str, JudgeSpec] = {}
+
+
+def judge(id: str, *, cases: Callable[[int], list[tuple]] | None = None) -> Callable[[Callable], Callable]:
+    """Decorator registering `fn(answer, seed)` as the verdict of the declared exercise `id`."""
+    ex = get(id)
+    if (ex.kind == "function") != (cases is not None):
+        raise ValueError(f"{id}: cases= is needed exactly when the exercise is a function (it is {ex.kind!r})")
+
+    def deco(fn: Callable) -> Callable:
+        JUDGES[id] = JudgeSpec(fn, cases)
+        return fn
+
+    return deco
+
+
+def quiz_key(id: str, key: dict[str, tuple[str, str]]) -> None:
+    """Register the answers of quiz `id`: {question key: (right letter, explanation)}."""
+    ex = get(id)
+    qs: tuple[Question, ...] = ex.questions
+    if ex.kind != "quiz" or set(key) != {q.key for q in qs}:
+        raise ValueError(f"{id}: a quiz key needs exactly the questions {[q.key for q in qs]}")
+    for q in qs:
+        if key[q.key][0] not in q.options:
+            raise ValueError(f"{id}.{q.key}: answer {key[q.key][0]!r} is not an option")
+
+    def verdict(answer: Any, seed: int) -> Iterable[TestResult]:
+        if not isinstance(answer, dict):
+            yield TestResult("answers", False, f"expected a dict like {{'{qs[0].key}': 'a'}}, got {plain.describe(answer)}")
+            return
+        for q in qs:
+            got = answer.get(q.key)
+            right, explain = key[q.key]
+            if got is None:
+                yield TestResult(q.key, False, "not answered yet")
+            elif not isinstance(got, str) or got.strip().lower() not in q.options:
+                yield TestResult(q.key, False, f"{got!r} is not one of {', '.join(q.options)}")
+            elif got.strip().lower() == right:
+                yield TestResult(q.key, True, explain or "correct")
+            else:
+                yield TestResult(q.key, False, f"{got!r} is not right — think again about: {q.prompt}")
+
+    JUDGES[id] = JudgeSpec(verdict, key=dict(key))
+
+
+def quiz_answers(id: str) -> dict[str, str]:
+    """{question key: right letter} of quiz `id` (judge side: tests and instructors only)."""
+    spec = judge_spec(id)
+    return {k: v[0] for k, v in (spec.key or {}).items()}
+
+
+def judge_spec(id: str) -> JudgeSpec:
+    """The judge side of exercise `id`, importing `labkit_judges.lNN` on first use."""
+    if id not in JUDGES:
+        get(id)
+        if not _import_lesson(JUDGE_PACKAGE, id[:2]):
+            raise KeyError(f"no judge module {JUDGE_PACKAGE}.l{id[:2]} (it is not installed here)")
+    if id not in JUDGES:
+        raise KeyError(f"{JUDGE_PACKAGE}.l{id[:2]} has no judge for {id}")
+    return JUDGES[id]
+
+
+def run_judge(ex: Exercise, answer: Any, seed: int) -> Result:
+    """Run the verdict on plain data; a judge that trips over odd data reports an error."""
+    try:
+        tests = list(judge_spec(ex.id).judge(answer, seed))
+    except Exception as e:
+        return Result(ex.id, ex.title, "error", 0.0, ex.points,
+                      f"could not check this answer: {exc_message(e)}", [], ex.hint)
+    if not tests:
+        return Result(ex.id, ex.title, "error", 0.0, ex.points, "the check ran no test", [], ex.hint)
+    passed = sum(t.passed for t in tests)
+    points = round(ex.points * passed / len(tests), 2)
+    if passed == len(tests):
+        return Result(ex.id, ex.title, "passed", ex.points, ex.points,
+                      f"all {len(tests)} tests passed", tests, ex.hint)
+    first = next(t for t in tests if not t.passed)
+    return Result(ex.id, ex.title, "failed", points, ex.points,
+                  f"{passed}/{len(tests)} tests passed. {first.name}: {first.message}", tests, ex.hint)
+
+
+def not_attempted(ex: Exercise) -> Result:
+    return Result(ex.id, ex.title, "not_attempted", 0.0, ex.points,
+                  "Not attempted yet: replace the stub in the answer cell above, run it, then run this cell.",
+                  [], ex.hint)
+
+
+def evaluate(ex: Exercise, answer: Any, seed: int = INTERACTIVE_SEED) -> Result:
+    """Collect and judge in one go (what a check does in the learner's notebook)."""
+    try:
+        data = collect(ex, answer, seed)
+    except NotAttempted:
+        return not_attempted(ex)
+    except NotPlain as e:
+        return Result(ex.id, ex.title, "error", 0.0, ex.points, f"Your answer is {e}.", [], ex.hint)
+    except Exception as e:
+        return Result(ex.id, ex.title, "error", 0.0, ex.points,
+                      f"Could not read your answer: {exc_message(e)}", [], ex.hint)
+    return run_judge(ex, data, seed)
+
+
+def judge_saved(ex: Exercise, folder: str | os.PathLike, seed: int) -> Result:
+    """Judge an answer a graded kernel recorded in `folder` (plain data only)."""
+    folder = Path(folder)
+    marker = folder / "status.json"
+    if marker.is_file():
+        try:
+            info = json.loads(marker.read_text()[:10_000])
+            status, message = str(info["status"]), str(info["message"])[:500]
+        except Exception:
+            status, message = "error", "malformed answer record"
+        if status == "not_attempted":
+            return not_attempted(ex)
+        return Result(ex.id, ex.title, "error", 0.0, ex.points, message, [], ex.hint)
+    try:
+        data = plain.load(folder)
+    except FileNotFoundError:
+        return Result(ex.id, ex.title, "missing", 0.0, ex.points,
+                      "the check cell did not run (an earlier cell crashed or timed out)", [], ex.hint)
+    except Exception as e:
+        return Result(ex.id, ex.title, "error", 0.0, ex.points, f"unreadable answer: {exc_message(e)}", [], ex.hint)
+    return run_judge(ex, data, seed)
+
+
+# ---------------------------------------------------------------- comparison helpers for judges
+
+
+def expect_close(name: str, got: Any, want: np.ndarray, *, rtol: float = 1e-4, atol: float = 1e-5) -> TestResult:
+    """Compare a learner's array to the expected one with a precise message on failure."""
+    if isinstance(got, Raised):
+        return TestResult(name, False, f"your function {got.message}")
+    want = np.asarray(want)
+    if isinstance(got, OnnxBlob) or isinstance(got, dict) or isinstance(got, str):
+        return TestResult(name, False, f"expected an array of shape {want.shape}, got {plain.describe(got)}")
+    try:
+        arr = np.asarray(got, dtype=np.float64)
+    except (TypeError, ValueError):
+        return TestResult(name, False, f"expected an array of shape {want.shape}, got a ragged or non-numeric value")
+    if arr.shape != want.shape:
+        return TestResult(name, False, f"expected shape {want.shape}, got shape {arr.shape}")
+    if want.size == 0:
+        return TestResult(name, True, f"shape {want.shape} as expected")
+    bad = ~np.isfinite(arr) & np.isfinite(want)
+    if bad.any():
+        idx = tuple(int(i) for i in np.argwhere(bad)[0])
+        return TestResult(name, False, f"your result has {arr[idx]} at index {idx} where {want[idx]:.6g} was expected")
+    diff = np.abs(arr - want)
+    tol = atol + rtol * np.abs(want)
+    if np.all((diff <= tol) | (np.isnan(want) & np.isnan(arr)) | (arr == want)):
+        return TestResult(name, True, f"matches (max abs difference {float(np.nanmax(diff)):.2g})")
+    idx = tuple(int(i) for i in np.unravel_index(np.nanargmax(diff - tol), diff.shape))
+    return TestResult(name, False,
+                      f"at index {idx} expected {float(want[idx]):.6g}, got {float(arr[idx]):.6g} "
+                      f"({int((diff > tol).sum())} of {want.size} values off)")
+
+
+def expect_equal(name: str, got: Any, want: Any) -> TestResult:
+    """Exact comparison of plain values (numbers compared as numbers, strings as strings)."""
+    if isinstance(got, Raised):
+        return TestResult(name, False, f"your function {got.message}")
+    if isinstance(want, np.ndarray) or isinstance(got, np.ndarray):
+        try:
+            ok = np.array_equal(np.asarray(got), np.asarray(want))
+        except Exception:
+            ok = False
+        return TestResult(name, ok, "as expected" if ok else f"expected {np.asarray(want)!r}, got {plain.describe(got)}")
+    if isinstance(want, bool) or isinstance(got, bool):
+        ok = type(got) is type(want) and got == want
+    elif isinstance(want, (int, float)) and isinstance(got, (int, float)):
+        ok = got == want or (math.isnan(want) and math.isnan(got))
+    else:
+        ok = type(got) is type(want) and got == want
+    return TestResult(name, ok, "as expected" if ok else f"expected {want!r}, got {got!r}")
+
+
+def load_onnx(answer: Any) -> tuple[Any, str | None]:
+    """Parse ONNX bytes into a ModelProto, or return (None, a message saying why not)."""
+    if isinstance(answer, Raised):
+        return None, f"your function {answer.message}"
+    if not isinstance(answer, OnnxBlob):
+        return None, f"expected an ONNX model, got {plain.describe(answer)}"
+    import onnx
+
+    try:
+        model = onnx.load_from_string(answer.data)
+    except Exception as e:
+        return None, f"the file is not a valid ONNX model ({exc_message(e)})"
+    if not model.graph.node and not model.graph.output:
+        return None, "the ONNX model is empty (no graph)"
+    return model, None

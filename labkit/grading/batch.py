@@ -1,0 +1,335 @@
+"""Stage 7: grade a batch — prepare once (inputs, verified data copy, sandbox view), then each
+submission in a pool worker (run, judge, compose), cached, with temporary folders removed however
+grading ends (normal end, error, Ctrl-C, SIGTERM; a SIGKILLed grader's are removed by the next run).
+"""
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .judge import copy_answers, judge_answers
+from .lesson import ExerciseInfo, Lesson, bundle_hash, load_lesson, resolve_lesson
+from .options import NOT_GUARANTEED, GradeError, Options, Protection, decide_protection, parse
+from .rebuild import Rebuilt, build_run
+from .reports import record, summary_table, histogram, write_grades, write_student
+from .run import Runner, SandboxSpec, bound_channels
+from .submissions import Submission, assign_students, expand, read_submission
+from .verdicts import compose, row
+
+WORKER_MEMORY = 4 << 30
+TMP_PREFIX = "labkit-grade-"
+
+
+@dataclass(frozen=True)
+class Task:
+    """Everything a pool worker needs to grade one submission (picklable, no learner objects)."""
+
+    rebuilt: Rebuilt
+    exercises: list[ExerciseInfo]
+    lesson: str
+    seed: int
+    extra: str
+    cell_timeout: float
+    notebook_timeout: float
+    judge_timeout: float
+    spec: SandboxSpec
+    tmp_root: str
+
+
+def _short(text: object, limit: int = 300) -> str:
+    s = " ".join(str(text).split())
+    return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
+# ---------------------------------------------------------------- preparing the batch (grader process)
+
+
+def make_tmp_root() -> Path:
+    """A short private folder for this run (IPC socket paths must stay under 100 bytes); stale ones
+    of graders that were killed outright are removed first."""
+    base = Path(tempfile.gettempdir())
+    if len(str(base)) > 40:
+        base = Path("/tmp")
+    for old in base.glob(TMP_PREFIX + "*"):
+        try:
+            pid = int((old / "owner.pid").read_text())
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            shutil.rmtree(old, ignore_errors=True)
+        except (OSError, ValueError):
+            pass
+    root = Path(tempfile.mkdtemp(prefix=TMP_PREFIX, dir=base))
+    (root / "owner.pid").write_text(str(os.getpid()))
+    return root
+
+
+def _readable(folder: Path) -> None:
+    """Folders 0755 and files 0444, owned by the grader: a kernel may read, never change them."""
+    for d, _, files in os.walk(folder):
+        os.chmod(d, 0o755)
+        for f in files:
+            os.chmod(os.path.join(d, f), 0o444)
+
+
+def prepare_data(lesson: Lesson, dest: Path) -> dict[str, str]:
+    """Fill and verify the course cache here, then give the kernels a private read-only copy of it.
+
+    Returns {file name: sha256} of the copy (part of the cache key)."""
+    from ..data import cache_dir, digits
+
+    digits()  # verifies (or rebuilds) the cached digits split
+    import labkit_judges
+
+    judges = Path(labkit_judges.__file__).parent / f"l{lesson.number}.py"
+    if "trained_cnn" in str(lesson.solution) or (judges.is_file() and "trained_cnn" in judges.read_text()):
+        from ..models import trained_cnn
+
+        print("Loading the course CNN (read-only for every submission)...", file=sys.stderr)
+        trained_cnn()
+    dest.mkdir(parents=True)
+    hashes = {}
+    src = cache_dir()
+    for f in sorted(src.iterdir()) if src.is_dir() else []:
+        if f.is_file() and not f.is_symlink() and not f.name.startswith(".") and not f.name.endswith(".tmp"):
+            data = f.read_bytes()
+            (dest / f.name).write_bytes(data)
+            hashes[f.name] = hashlib.sha256(data).hexdigest()
+    _readable(dest)
+    return hashes
+
+
+def prepare_inputs(lesson: Lesson, seed: int, dest: Path) -> None:
+    """The hidden test inputs of every function exercise, computed here with the secret seed."""
+    from .. import plain
+    from ..checks import judge_spec
+
+    for ex in lesson.exercises:
+        if ex.kind == "function":
+            plain.save_inputs(judge_spec(ex.id).cases(seed), dest / ex.id)
+    dest.mkdir(parents=True, exist_ok=True)
+    _readable(dest)
+
+
+def load_extra_tests(text: str) -> None:
+    """Run the instructor's private extra tests here (they may replace an exercise's cases and judge)."""
+    if text:
+        exec(compile(text, "<extra tests>", "exec"), {"__name__": "labkit_extra_tests"})
+
+
+def sandbox_spec(opts: Options, protection: Protection, inputs: Path, data: Path) -> SandboxSpec:
+    import labkit
+    import labkit_judges
+
+    from .. import sandbox
+
+    limits = dict(sandbox.DEFAULT_LIMITS, **{"as": int(opts.memory_gb * sandbox.GiB),
+                                             "cpu": int(opts.notebook_timeout) + 120})
+    visible = [*sandbox.python_paths(), Path(labkit.__file__).resolve().parent, inputs, data]
+    hidden = [Path(labkit_judges.__file__).resolve().parent]
+    uid = sandbox.KERNEL_UID_BASE if protection.sandboxed and os.geteuid() == 0 else None
+    return SandboxSpec(limits, protection.sandboxed, tuple(map(str, visible)), tuple(map(str, hidden)),
+                       str(inputs), str(data), uid)
+
+
+# ---------------------------------------------------------------- one submission (pool worker)
+
+
+def worker_init() -> None:
+    from .. import sandbox
+
+    sandbox.make_subreaper()
+    # die with the grader, even when it is killed: a worker left behind would go on grading
+    sandbox._prctl(sandbox.PR_SET_PDEATHSIG, int(signal.SIGKILL))
+    bound_channels()
+    try:  # a bounded worker: a flood it somehow accepted ends in MemoryError here, not the OOM killer
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (WORKER_MEMORY, resource.getrlimit(resource.RLIMIT_AS)[1]))
+    except (ImportError, ValueError, OSError):
+        pass
+
+
+def grade_one(task: Task) -> dict:
+    """Grade one rebuilt submission (in a pool worker). Never raises: problems go in the result."""
+    from .. import sandbox
+
+    t0 = time.monotonic()
+    work = Path(tempfile.mkdtemp(prefix="lkg", dir=task.tmp_root))
+    judge_dir = Path(tempfile.mkdtemp(prefix="lkj", dir=task.tmp_root))
+    try:
+        (work / "answers").mkdir()
+        (work / "tmp").mkdir()
+        runner = Runner(task.rebuilt.cells, work, task.cell_timeout, task.notebook_timeout, task.spec)
+        try:
+            events = asyncio.run(runner.run())
+        except Exception as e:
+            return {"internal_error": _short(e, 300), "seconds": time.monotonic() - t0}
+        finally:
+            sandbox.kill_tree()  # anything still below this worker (daemonized helpers included)
+        problems = copy_answers(work / "answers", judge_dir / "answers")
+        t_judge = time.monotonic()
+        try:
+            verdicts = judge_answers(task.lesson, judge_dir / "answers", task.seed, [e.id for e in task.exercises],
+                                     task.extra, task.judge_timeout, task.spec.data_dir)
+        except Exception as e:
+            return {"internal_error": f"the checker failed: {_short(e, 300)}", "seconds": time.monotonic() - t0}
+        results = compose(task.exercises, task.rebuilt, events, verdicts, task.cell_timeout, task.notebook_timeout)
+        cells = task.rebuilt.cells
+        events = [dict(e, seconds=round(e.get("seconds", 0.0), 2), role=cells[e["cell"]].role,
+                       exercise=cells[e["cell"]].exercise) for e in events]
+        return {"results": results, "events": events, "problems": problems, "kernel_starts": runner.kernel_starts,
+                "judge_seconds": round(time.monotonic() - t_judge, 2), "seconds": round(time.monotonic() - t0, 2)}
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(judge_dir, ignore_errors=True)
+
+
+# ---------------------------------------------------------------- the command
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        return grade(parse(argv))
+    except GradeError as e:
+        print(f"labkit grade: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("\nlabkit grade: interrupted; finished submissions are saved, re-run to resume.", file=sys.stderr)
+        return 130
+
+
+def grade(opts: Options) -> int:
+    from .cache import ResultsCache, secret_seed
+
+    protection = decide_protection(opts.no_sandbox)
+    path = resolve_lesson(opts.lesson, opts.solutions)
+    lesson = load_lesson(path, opts.extra_tests)
+    files = expand(opts.submissions)
+    if not files:
+        raise GradeError("no submissions found in " + ", ".join(opts.submissions))
+    out = opts.out
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        cache = ResultsCache(out, trusted=protection.sandboxed)
+    except OSError as e:
+        raise GradeError(f"cannot write the output folder {out}: {e}") from None
+    if any(os.path.abspath(f).startswith(str(out) + os.sep) for f in files):
+        raise GradeError(f"submissions must not lie inside the output folder {out}")
+    seed = opts.seed if opts.seed is not None else secret_seed(out)
+    print(f"Grading lesson {lesson.name}: {len(files)} submission(s), {opts.jobs} job(s). "
+          f"Protection: {protection.description}", file=sys.stderr)
+    if not protection.sandboxed:
+        print("labkit grade: WITHOUT A SANDBOX, NOT GUARANTEED:\n  - " + "\n  - ".join(NOT_GUARANTEED), file=sys.stderr)
+
+    tmp_root = make_tmp_root()
+    pool = None
+    if threading.current_thread() is threading.main_thread():  # `kill`: clean up as Ctrl-C does
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    try:
+        load_extra_tests(lesson.extra_tests)
+        data_hashes = prepare_data(lesson, tmp_root / "data")
+        prepare_inputs(lesson, seed, tmp_root / "inputs")
+        spec = sandbox_spec(opts, protection, tmp_root / "inputs", tmp_root / "data")
+        bundle = bundle_hash(lesson, seed=seed, limits={"kernel": spec.limits, "cell": opts.cell_timeout,
+                                                        "notebook": opts.notebook_timeout, "judge": opts.judge_timeout},
+                             protection_mode=protection.mode, data_hashes=data_hashes)
+        subs = [read_submission(f, lesson) for f in files]
+        assign_students(subs)
+        records: dict[str, dict] = {}
+        todo: list[tuple[Submission, Task, str]] = []
+        cached = 0
+        for s in subs:
+            key = cache.entry_key(s.sha or hashlib.sha256(str(s.path).encode()).hexdigest(), bundle)
+            if s.error is not None or s.nb is None:
+                records[s.student] = record(lesson, s, [row(ex, s.status, s.error or "") for ex in lesson.exercises],
+                                            protection="not run", key=key)
+                continue
+            hit = None if opts.force else cache.get(key)
+            if hit is not None:
+                records[s.student] = record(lesson, s, hit["results"], hit["protection"], key, hit.get("seconds"),
+                                            extra={"cells": hit.get("cells", []), "cached": True})
+                cached += 1
+                continue
+            rebuilt = build_run(lesson, s.nb)
+            s.nb = None  # the parent keeps only what runs
+            todo.append((s, Task(rebuilt, lesson.exercises, lesson.number, seed, lesson.extra_tests,
+                                 opts.cell_timeout, opts.notebook_timeout, opts.judge_timeout, spec,
+                                 str(tmp_root)), key))
+        for rec in records.values():
+            write_student(out, rec)
+        write_grades(out, records)
+        if cached:
+            print(f"{cached} submission(s) unchanged since the last run: reused their grades.", file=sys.stderr)
+        failures = _run_pool(opts, lesson, protection, todo, records, cache, out) if todo else []
+    finally:
+        shutil.rmtree(tmp_root, ignore_errors=True)
+    recs = sorted(records.values(), key=lambda r: r["student"].lower())
+    histogram(out / "histogram.png", [r["points"] for r in recs], lesson.max_points, lesson.number)
+    print(summary_table(lesson, recs, protection.description))
+    print(f"\nWrote {out / 'grades.csv'}, {out / 'histogram.png'} and a folder per student under "
+          f"{out / 'students'} (results.json, feedback.html).")
+    if failures:
+        print(f"labkit grade: {len(failures)} submission(s) could not be graded because of a problem in the "
+              "grader or this machine (not the submission); re-run to retry them:", file=sys.stderr)
+        for f in failures:
+            print("  " + f, file=sys.stderr)
+        return 1
+    return 0
+
+
+def _run_pool(opts: Options, lesson: Lesson, protection: Protection, todo: list, records: dict, cache, out: Path
+              ) -> list[str]:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    try:
+        from tqdm import tqdm
+    except ImportError:  # pragma: no cover
+        tqdm = None
+    bar = tqdm(total=len(todo), desc="grading", unit="nb", disable=not opts.progress, file=sys.stderr) if tqdm else None
+    failures: list[str] = []
+    pool = ProcessPoolExecutor(max_workers=min(opts.jobs, len(todo)), mp_context=multiprocessing.get_context("spawn"),
+                               initializer=worker_init)
+    try:
+        futures = {pool.submit(grade_one, task): (s, key) for s, task, key in todo}
+        for fut in as_completed(futures):
+            s, key = futures[fut]
+            try:
+                res = fut.result()
+            except Exception as e:  # a worker crashed (should not happen): report, go on
+                res = {"internal_error": f"the grading worker failed: {_short(e, 200)}"}
+            if "internal_error" in res:
+                failures.append(f"{s.path}: {res['internal_error']}")
+                results = [row(ex, "error", f"could not be graded (grader problem: {res['internal_error']}); "
+                                            "re-run labkit grade to retry") for ex in lesson.exercises]
+                records[s.student] = record(lesson, s, results, protection.mode, key)
+            else:
+                records[s.student] = record(lesson, s, res["results"], protection.mode, key, res.get("seconds"),
+                                            extra={"kernel_starts": res.get("kernel_starts"),
+                                                   "judge_seconds": res.get("judge_seconds"),
+                                                   "answer_problems": res.get("problems", []),
+                                                   "cells": res.get("events", [])})
+                cache.put(key, {"results": res["results"], "protection": protection.mode, "seconds": res.get("seconds"),
+                                "cells": res.get("events", []), "submission_sha256": s.sha})
+            write_student(out, records[s.student])
+            write_grades(out, records)
+            if bar:
+                bar.update(1)
+    except BaseException:  # Ctrl-C or kill: stop at once; finished submissions are saved and cached
+        for proc in list(getattr(pool, "_processes", {}).values()):
+            proc.kill()  # their kernels die with them (bubblewrap --die-with-parent, PDEATHSIG)
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+    if bar:
+        bar.close()
+    return failures

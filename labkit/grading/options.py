@@ -1,0 +1,118 @@
+"""Stage 0: the command line, validated into `Options`, and the protection mode it grades under."""
+from __future__ import annotations
+
+import argparse
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+GRADER_VERSION = "2"
+DEFAULT_CELL_TIMEOUT = 120
+DEFAULT_NOTEBOOK_TIMEOUT = 900
+DEFAULT_JUDGE_TIMEOUT = 300
+
+
+class GradeError(Exception):
+    """The grader itself cannot run (unknown lesson, no submissions, no sandbox...): exit 2."""
+
+
+@dataclass(frozen=True)
+class Options:
+    lesson: str
+    submissions: tuple[str, ...]
+    out: Path
+    jobs: int
+    cell_timeout: float
+    notebook_timeout: float
+    judge_timeout: float
+    memory_gb: float
+    seed: int | None            # None: the output folder's secret seed
+    solutions: Path | None
+    extra_tests: Path | None
+    force: bool
+    progress: bool
+    no_sandbox: bool
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="labkit grade", description="Grade learners' notebooks for one lesson (see docs/instructors.md).")
+    p.add_argument("lesson", help="lesson number (05) or name (05_fusion)")
+    p.add_argument("submissions", nargs="+", help=".ipynb files or folders of them")
+    p.add_argument("--out", required=True, help="output folder (grades.csv, students/<student>/feedback.html, ...)")
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="submissions graded in parallel (default: cores)")
+    p.add_argument("--timeout", type=float, default=DEFAULT_CELL_TIMEOUT,
+                   help=f"seconds one cell may run (default {DEFAULT_CELL_TIMEOUT})")
+    p.add_argument("--notebook-timeout", type=float, default=None,
+                   help=f"seconds a whole notebook may run (default max({DEFAULT_NOTEBOOK_TIMEOUT}, 4 x --timeout))")
+    p.add_argument("--judge-timeout", type=float, default=DEFAULT_JUDGE_TIMEOUT,
+                   help=f"seconds the checker may spend on one exercise (default {DEFAULT_JUDGE_TIMEOUT})")
+    p.add_argument("--memory", type=float, default=3.0, help="address-space limit of a kernel in GB (default 3)")
+    p.add_argument("--seed", type=int, default=None,
+                   help="seed of the hidden test inputs (default: a secret seed kept in the output folder)")
+    p.add_argument("--solutions", default=None, help="folder of solution notebooks (default: the course's solutions/)")
+    p.add_argument("--extra-tests", default=None, help="a Python file of private extra tests (docs/instructors.md)")
+    p.add_argument("--force", action="store_true", help="ignore the cache and grade everything again")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--no-sandbox", action="store_true",
+                   help="grade without bubblewrap (refused as root; see what is then not guaranteed)")
+    return p
+
+
+def parse(argv: list[str] | None) -> Options:
+    a = parser().parse_args(argv)
+    if a.jobs < 1:
+        raise GradeError("--jobs must be at least 1")
+    for name in ("timeout", "judge_timeout", "memory"):
+        if getattr(a, name) <= 0:
+            raise GradeError(f"--{name.replace('_', '-')} must be positive")
+    nb_timeout = a.notebook_timeout or max(DEFAULT_NOTEBOOK_TIMEOUT, 4 * a.timeout)
+    return Options(a.lesson, tuple(a.submissions), Path(a.out).resolve(), a.jobs, float(a.timeout), float(nb_timeout),
+                   float(a.judge_timeout), float(a.memory), a.seed,
+                   Path(a.solutions).resolve() if a.solutions else None,
+                   Path(a.extra_tests).resolve() if a.extra_tests else None, a.force, not a.no_progress, a.no_sandbox)
+
+
+#: what an instructor loses without bubblewrap (printed, and in docs/instructors.md)
+NOT_GUARANTEED = (
+    "a submission can read every file this user can: solutions/, labkit_judges (references, quiz keys), "
+    "the output folder with its cache key, other submissions",
+    "a submission can write wherever this user can (the course cache, the output folder, other submissions)",
+    "a submission can signal this user's other processes (other kernels, the grader)",
+    "cached grades are therefore not reused: every submission is graded again",
+)
+
+
+@dataclass(frozen=True)
+class Protection:
+    """How kernels are confined: `mode` goes into every results file and into the cache key."""
+
+    mode: str            # "sandbox" or "no-sandbox"
+    description: str
+
+    @property
+    def sandboxed(self) -> bool:
+        return self.mode == "sandbox"
+
+
+def decide_protection(no_sandbox: bool) -> Protection:
+    """Bubblewrap when usable; otherwise refuse, unless --no-sandbox and not root."""
+    from .. import sandbox
+
+    usable, reason = sandbox.bwrap_status()
+    enforced, how = sandbox.process_limit()
+    limits = f"resource limits (address space, processes via {how}, file size, no core dumps)"
+    if usable:
+        who = "an unprivileged uid per kernel" if os.geteuid() == 0 else "this unprivileged user"
+        return Protection("sandbox", f"bubblewrap sandbox (only the Python environment, learner-side labkit, "
+                                     f"verified course data and its own folder visible; private /tmp, no network, "
+                                     f"own PID namespace; {who}) + {limits}")
+    if not no_sandbox:
+        raise GradeError(f"no usable sandbox: {reason}. Install bubblewrap (Debian/Ubuntu: apt install bubblewrap), "
+                         "or pass --no-sandbox to grade without it (not as root), knowing that then: "
+                         + "; ".join(NOT_GUARANTEED) + ".")
+    if os.geteuid() == 0:
+        raise GradeError(f"no usable sandbox ({reason}), and labkit grade never runs submissions as root without "
+                         "one: install bubblewrap, or run labkit grade as an ordinary user with --no-sandbox")
+    return Protection("no-sandbox", f"NO SANDBOX (--no-sandbox; {reason}): {limits} + killing the kernel's "
+                                    "process tree only")

@@ -1,0 +1,135 @@
+"""Stage 8: what the instructor reads — grades.csv, students/<name>/{results.json,feedback.html},
+the histogram and the summary table."""
+from __future__ import annotations
+
+import csv
+import datetime as _dt
+import html
+import io
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from ..checks.result import LABELS
+from ..fsutil import atomic_write
+from .lesson import Lesson
+from .submissions import Submission
+
+COLUMNS = ["student", "lesson", "exercise", "points", "max_points", "status", "message"]
+
+
+def record(lesson: Lesson, s: Submission, results: list[dict], protection: str, key: str,
+           seconds: float | None = None, extra: dict | None = None) -> dict:
+    """One student's results.json."""
+    return {"student": s.student, "lesson": lesson.number, "lesson_name": lesson.name, "submission": str(s.path),
+            "submission_sha256": s.sha, "cache_key": key, "graded_at": _dt.datetime.now().isoformat(timespec="seconds"),
+            "protection": protection, "seconds": seconds,
+            "points": round(sum(float(r["points"]) for r in results), 2), "max_points": lesson.max_points,
+            "exercises": results, **(extra or {})}
+
+
+def student_dir(out: Path, student: str) -> Path:
+    return out / "students" / student
+
+
+def write_student(out: Path, rec: dict) -> None:
+    folder = student_dir(out, rec["student"])
+    atomic_write(folder / "results.json", json.dumps(rec, indent=1))
+    atomic_write(folder / "feedback.html", feedback_html(rec))
+
+
+def write_grades(out: Path, records: dict[str, dict]) -> None:
+    rows = []
+    for rec in sorted(records.values(), key=lambda r: r["student"].lower()):
+        for r in rec["exercises"]:
+            rows.append({"student": rec["student"], "lesson": rec["lesson"], "exercise": r["exercise"],
+                         "points": float(r["points"]), "max_points": float(r["max_points"]),
+                         "status": r["status"], "message": r.get("message", "")})
+    write_csv(out / "grades.csv", rows)
+
+
+def _csv_cell(value: Any) -> str:
+    s = " ".join(str(value).split())
+    return "'" + s if s[:1] in ("=", "+", "-", "@") and not re.fullmatch(r"-?\d+(\.\d+)?", s) else s
+
+
+def write_csv(path: Path, rows: list[dict]) -> None:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(COLUMNS)
+    for r in rows:
+        w.writerow([_csv_cell(r["student"]), r["lesson"], r["exercise"], f"{r['points']:g}", f"{r['max_points']:g}",
+                    r["status"], _csv_cell(r["message"])])
+    atomic_write(path, buf.getvalue())
+
+
+def feedback_html(record: dict) -> str:
+    from ..checks import Result, panel_html
+
+    e = html.escape
+    panels = []
+    for r in record["exercises"]:
+        panel = panel_html(Result.from_dict(r))
+        if r.get("notes") and r["status"] == "passed":
+            panel += f"<div style='font-size:12px;color:#6e7781'>Note: {e('; '.join(r['notes']))}</div>"
+        panels.append(panel)
+    total, most = record["points"], record["max_points"]
+    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{e(record['student'])} · lesson "
+            f"{e(record['lesson'])}</title></head><body style='font-family:sans-serif;max-width:860px;margin:2em auto;"
+            f"color:#24292f'><h1 style='font-size:20px'>Lesson {e(record['lesson_name'])}: feedback for "
+            f"{e(record['student'])}</h1><p><b>{total:g} / {most:g} points</b> · submitted file "
+            f"<code>{e(Path(record['submission']).name)}</code> · graded {e(record['graded_at'])}</p>"
+            f"<p style='font-size:13px;color:#57606a'>Only your answer cells were run, inside the instructor's copy "
+            f"of the lesson; each exercise shows what was expected and what your code gave.</p>"
+            f"{''.join(panels)}</body></html>\n")
+
+
+def histogram(path: Path, totals: list[float], most: float, lesson: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 3.2), dpi=100)
+    bins = min(20, max(5, int(most) * 2)) if most else 10
+    ax.hist(totals, bins=bins, range=(0, most or 1), color="#0969da", edgecolor="white")
+    ax.set_xlabel(f"points (out of {most:g})")
+    ax.set_ylabel("students")
+    ax.yaxis.get_major_locator().set_params(integer=True)
+    ax.set_title(f"Lesson {lesson}: scores of {len(totals)} submissions")
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    plt.close(fig)
+    atomic_write(path, buf.getvalue())
+
+
+def summary_table(lesson: Lesson, records: list[dict], protection: str) -> str:
+    lines = [f"Lesson {lesson.name}: {len(records)} submissions graded ({protection})"]
+    if not records:
+        return "\n".join(lines)
+    head = f"{'exercise':<22} {'max':>5} {'mean':>6} " + " ".join(f"{LABELS[s][:9]:>9}" for s in LABELS)
+    lines += ["", head, "-" * len(head)]
+    for ex in lesson.exercises:
+        rs = [r for rec in records for r in rec["exercises"] if r["exercise"] == ex.id]
+        mean = sum(r["points"] for r in rs) / len(rs)
+        counts = " ".join(f"{sum(r['status'] == s for r in rs):>9}" for s in LABELS)
+        lines.append(f"{ex.id:<22} {ex.points:>5g} {mean:>6.2f} {counts}")
+    totals = sorted(rec["points"] for rec in records)
+    most = records[0]["max_points"]
+    mid = totals[len(totals) // 2] if len(totals) % 2 else (totals[len(totals) // 2 - 1] + totals[len(totals) // 2]) / 2
+    lines += ["", f"total out of {most:g}: mean {sum(totals) / len(totals):.2f}, median {mid:g}, "
+                  f"min {totals[0]:g}, max {totals[-1]:g}", "",
+              f"{'student':<32} {'points':>8}  statuses"]
+    for rec in sorted(records, key=lambda r: r["student"].lower()):
+        st = ", ".join(f"{k}×{v}" for k, v in sorted(_count(rec).items()))
+        lines.append(f"{rec['student'][:32]:<32} {rec['points']:>4g}/{rec['max_points']:<3g}  {st}")
+    return "\n".join(lines)
+
+
+def _count(rec: dict) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for r in rec["exercises"]:
+        out[r["status"]] = out.get(r["status"], 0) + 1
+    return out

@@ -1,0 +1,319 @@
+"""Stage 4: run the rebuilt cells of one submission in confined kernels (nbclient over IPC sockets).
+
+Each kernel starts through `labkit.sandbox` (pids cgroup, resource limits, death with the worker)
+and bubblewrap, which shows it only the Python environment, the learner-side `labkit`, the test
+inputs and the verified course data, as an unprivileged uid. Its channels to the worker are bounded
+(message size and queue). A cell that hangs is interrupted (or its kernel replaced, replaying the
+cells before it) and a kernel that dies is replaced the same way, so the other exercises are graded.
+"""
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .rebuild import RunCell
+
+MAX_RESTARTS = 3
+STARTUP_TIMEOUT = 120
+PROBE_TIMEOUT = 6
+#: largest message a kernel may send the worker, and how many may wait in a queue
+MAX_MESSAGE_BYTES = 8 << 20
+MAX_QUEUED = 64
+_TIMEOUT_ENAME = "LabkitCellTimeout"
+
+
+def _short(text: Any, limit: int = 300) -> str:
+    s = " ".join(str(text).split())
+    return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
+@dataclass(frozen=True)
+class SandboxSpec:
+    """How one submission's kernels are confined (the same for a whole batch, except the folders)."""
+
+    limits: dict
+    bwrap: bool
+    visible: tuple[str, ...]          # read-only folders the kernel sees (python, labkit, inputs, data)
+    hidden: tuple[str, ...]           # folders inside those that must look empty (labkit_judges...)
+    inputs_dir: str
+    data_dir: str
+    uid: int | None                   # unprivileged uid of the kernel (root grader), else None
+
+
+def kernel_env(work: Path, spec: SandboxSpec) -> dict[str, str]:
+    """A scrubbed environment: no seed, nothing of the grader's, the grader's inputs and data folders."""
+    return {"PATH": os.environ.get("PATH", os.defpath), "LANG": os.environ.get("LANG", "C.UTF-8"),
+            "HOME": str(work), "TMPDIR": "/tmp" if spec.bwrap else str(work / "tmp"),
+            "LABKIT_COLLECT_DIR": str(work / "answers"), "LABKIT_INPUTS_DIR": spec.inputs_dir,
+            "LABKIT_CACHE": spec.data_dir, "MPLBACKEND": "Agg",
+            "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
+            "PYTHONDONTWRITEBYTECODE": "1", "JUPYTER_PLATFORM_DIRS": "1",
+            "PYDEVD_DISABLE_FILE_VALIDATION": "1", "PYTHONUNBUFFERED": "1"}
+
+
+def bound_channels() -> None:
+    """Every ZMQ socket this worker opens refuses messages over MAX_MESSAGE_BYTES and queues at most
+    MAX_QUEUED: a kernel flooding its output cannot grow the worker's memory."""
+    import zmq
+    import zmq.asyncio
+
+    for ctx in (zmq.Context.instance(), zmq.asyncio.Context.instance()):
+        ctx.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)
+        ctx.setsockopt(zmq.RCVHWM, MAX_QUEUED)
+
+
+def _kernel_classes():
+    from jupyter_client.kernelspec import KernelSpec
+    from jupyter_client.manager import AsyncKernelManager
+    from nbclient import NotebookClient
+
+    class SandboxKernelManager(AsyncKernelManager):
+        """A kernel launched through labkit.sandbox (and bwrap), talking over IPC sockets."""
+
+        prefix: list[str] = []
+        owner_uid: int | None = None
+
+        def write_connection_file(self, **kwargs):
+            out = super().write_connection_file(**kwargs)
+            if self.owner_uid is not None:  # the kernel, an unprivileged uid, must read it
+                os.chown(self.connection_file, self.owner_uid, self.owner_uid)
+            return out
+
+        def format_kernel_cmd(self, extra_arguments=None):
+            # -P: a module the learner wrote into the working folder cannot stand in for ipykernel
+            return list(self.prefix) + [sys.executable, "-P", "-m", "ipykernel_launcher", "-f", self.connection_file]
+
+    class QuietClient(NotebookClient):
+        """Keeps only error outputs (name and message), so a flood of output costs no memory."""
+
+        def output(self, outs, msg, display_id, cell_index):
+            if msg.get("msg_type") != "error":
+                return None
+            c = msg.get("content", {})
+            from nbformat import NotebookNode
+
+            out = NotebookNode(output_type="error", ename=_short(c.get("ename", ""), 100),
+                               evalue=_short(c.get("evalue", ""), 300), traceback=[])
+            if len(outs) < 5:
+                outs.append(out)
+            return out
+
+        def handle_comm_msg(self, outs, msg, cell_index):
+            return None
+
+        async def _async_handle_timeout(self, timeout, cell=None):
+            self.timed_out = True  # nbclient interrupts the kernel and hands back an error reply
+            return await super()._async_handle_timeout(timeout, cell)
+
+    return SandboxKernelManager, QuietClient, KernelSpec
+
+
+@dataclass
+class Kernel:
+    km: Any
+    kc: Any
+    client: Any
+    cgroup: Any
+    n: int
+
+
+class Runner:
+    """Runs the rebuilt cells of one submission in confined kernels; records what happened per cell."""
+
+    def __init__(self, cells: list[RunCell], work: Path, cell_timeout: float, notebook_timeout: float,
+                 spec: SandboxSpec):
+        self.cells, self.work, self.spec = cells, work, spec
+        self.cell_timeout, self.notebook_timeout = cell_timeout, notebook_timeout
+        self.limits = spec.limits
+        self.events: list[dict] = []     # {"cell": position, "what": ok|error|timeout|died|skipped, ...}
+        self.kernel_starts = 0
+
+    async def _start(self) -> Kernel:
+        from .. import sandbox
+
+        KM, Client, KernelSpec = _kernel_classes()
+        self.kernel_starts += 1
+        n = self.kernel_starts
+        conn = Path(tempfile.mkdtemp(prefix=f".kernel{n}-", dir=self.work))  # fresh: the learner owns work/
+        uid = None
+        if self.spec.uid is not None:  # a uid of its own per kernel; it owns its folder (bwrap enters it: 0711)
+            uid = self.spec.uid + (os.getpid() % 100_000) * 8 + n % 8
+            for d in (self.work, conn, self.work / "answers", self.work / "tmp"):
+                os.chown(d, uid, uid)
+            os.chmod(self.work, 0o711)
+        cg = sandbox.PidsCgroup.create(f"labkit-grade-{os.getpid()}-{n}-{os.urandom(3).hex()}",
+                                       self.limits.get("nproc", 256))
+        limits = dict(self.limits)
+        if os.geteuid() != 0 or not self.spec.bwrap:  # RLIMIT_NPROC counts all of this user's tasks
+            limits["nproc"] = sandbox.user_task_count() + int(self.limits.get("nproc", 256))
+        prefix = sandbox.launcher_args(limits, str(cg.path) if cg else None)
+        if self.spec.bwrap:
+            prefix += sandbox.bwrap_args(self.work, [Path(p) for p in self.spec.visible],
+                                         [Path(p) for p in self.spec.hidden], uid=uid)
+        km = KM(transport="ipc", connection_file=str(conn / f"k{n}.json"))
+        km._kernel_spec = KernelSpec(argv=["python"], display_name="labkit grader", language="python",
+                                     interrupt_mode="message")
+        km.prefix = prefix
+        km.owner_uid = uid
+        log = open(conn / "kernel.log", "wb")
+        try:
+            await km.start_kernel(env=kernel_env(self.work, self.spec), cwd=str(self.work),
+                                  stdout=log, stderr=log, stdin=subprocess.DEVNULL)
+        finally:
+            log.close()
+        kc = km.client()
+        kc.start_channels()
+        try:
+            await kc.wait_for_ready(timeout=STARTUP_TIMEOUT)
+        except Exception as e:
+            kc.stop_channels()
+            await self._stop(Kernel(km, None, None, cg, n))
+            try:
+                tail = (conn / "kernel.log").read_text(errors="replace").strip().splitlines()[-1:]
+            except OSError:
+                tail = []
+            raise RuntimeError(f"{_short(e, 100)}{': ' + _short(tail[0], 200) if tail else ''}") from None
+        import nbformat
+
+        client = Client(nbformat.v4.new_notebook(), km=km, allow_errors=True, interrupt_on_timeout=True,
+                        error_on_timeout={"ename": _TIMEOUT_ENAME, "evalue": "cell time limit", "traceback": []},
+                        store_widget_state=False, record_timing=False, iopub_timeout=4,
+                        raise_on_iopub_timeout=False, shell_timeout_interval=1)
+        client.kc = kc
+        return Kernel(km, kc, client, cg, n)
+
+    async def _stop(self, k: Kernel | None) -> None:
+        from .. import sandbox
+
+        if k is None:
+            return
+        try:
+            if k.kc is not None:
+                k.kc.stop_channels()
+        except Exception:
+            pass
+        pgid = None
+        try:
+            prov = k.km.provisioner
+            pgid = getattr(prov, "pgid", None)
+        except Exception:
+            pass
+        try:
+            await asyncio.wait_for(k.km.shutdown_kernel(now=True), 20)
+        except Exception:
+            pass
+        if k.cgroup is not None:
+            k.cgroup.remove()
+        sandbox.kill_tree(pgid=pgid)
+
+    async def _exec(self, k: Kernel, source: str, timeout: float) -> dict:
+        import nbformat
+        from nbclient.exceptions import CellTimeoutError, DeadKernelError
+
+        cell = nbformat.v4.new_code_cell(source)
+        k.client.nb.cells = [cell]
+        k.client.timed_out = False
+        k.client.timeout = max(1, int(timeout))
+        t0 = time.monotonic()
+        try:
+            await k.client.async_execute_cell(cell, 0, store_history=False)
+        except DeadKernelError:
+            return {"what": "died", "seconds": time.monotonic() - t0}
+        except CellTimeoutError:
+            return {"what": "timeout", "seconds": time.monotonic() - t0}
+        except Exception as e:  # a confused channel: treat the kernel as lost
+            return {"what": "died", "detail": _short(e, 200), "seconds": time.monotonic() - t0}
+        errors = [o for o in cell.outputs if o.get("output_type") == "error"]
+        if getattr(k.client, "timed_out", False) or any(o.get("ename") == _TIMEOUT_ENAME for o in errors):
+            return {"what": "timeout", "seconds": time.monotonic() - t0}
+        if errors:
+            e = errors[-1]
+            return {"what": "error", "ename": e.get("ename", ""), "evalue": e.get("evalue", ""),
+                    "seconds": time.monotonic() - t0}
+        if not await self._alive(k):
+            return {"what": "died", "seconds": time.monotonic() - t0}
+        return {"what": "ok", "seconds": time.monotonic() - t0}
+
+    async def _alive(self, k: Kernel) -> bool:
+        try:
+            return bool(await k.km.is_alive())
+        except Exception:
+            return False
+
+    async def _responsive(self, k: Kernel) -> bool:
+        """After an interrupted timeout: does the kernel answer a trivial cell within a few seconds?"""
+        if not await self._alive(k):
+            return False
+        r = await self._exec(k, "None", PROBE_TIMEOUT)
+        return r["what"] == "ok"
+
+    async def run(self) -> list[dict]:
+        """Run every cell; return one event per cell ({"cell", "what": ok|error|timeout|died|skipped, ...})."""
+        deadline = time.monotonic() + self.notebook_timeout
+        done: list[int] = []        # positions that ran (replayed after a restart), check cells excluded
+        bad: set[int] = set()
+        k: Kernel | None = None
+        restarts = 0
+        pos = 0
+        try:
+            while pos < len(self.cells):
+                left = deadline - time.monotonic()
+                if left <= 1:
+                    for p in range(pos, len(self.cells)):
+                        self.events.append({"cell": p, "what": "skipped", "why": "notebook time limit"})
+                    break
+                if k is None:
+                    if restarts > MAX_RESTARTS:
+                        for p in range(pos, len(self.cells)):
+                            self.events.append({"cell": p, "what": "skipped", "why": "the kernel kept dying"})
+                        break
+                    try:
+                        k = await self._start()
+                    except Exception as e:
+                        if not restarts:  # the first start does not depend on the submission
+                            raise RuntimeError(f"the kernel could not start: {_short(e, 200)}") from None
+                        for p in range(pos, len(self.cells)):
+                            self.events.append({"cell": p, "what": "skipped", "why": "the kernel could not be restarted"})
+                        break
+                    if restarts:  # replay the cells that ran before, so later answers have what they need
+                        for p in done:
+                            left = deadline - time.monotonic()
+                            if left <= 1:
+                                break
+                            r = await self._exec(k, self.cells[p].source, min(self.cell_timeout, left))
+                            if r["what"] in ("died", "timeout") and not await self._responsive(k):
+                                await self._stop(k)
+                                k = None
+                                bad.add(p)
+                                break
+                        if k is None:
+                            restarts += 1
+                            done = [p for p in done if p not in bad]
+                            continue
+                cell = self.cells[pos]
+                r = await self._exec(k, cell.source, min(self.cell_timeout, left))
+                r["cell"] = pos
+                self.events.append(r)
+                if r["what"] == "timeout" and time.monotonic() >= deadline - 1:
+                    r["why"] = "notebook time limit"
+                lost = r["what"] == "died" or (r["what"] == "timeout" and not await self._responsive(k))
+                if lost:
+                    await self._stop(k)
+                    k = None
+                    restarts += 1
+                    bad.add(pos)
+                elif cell.role != "check" and r["what"] != "timeout":
+                    done.append(pos)
+                pos += 1
+        finally:
+            await self._stop(k)
+        return self.events
+
+

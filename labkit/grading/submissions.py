@@ -1,0 +1,165 @@
+"""Stage 2: submission files -> `Submission`s, with bounded work per file in the parent process.
+
+Every file costs at most MAX_SUBMISSION_BYTES of reading, one JSON parse (deep nesting is a
+row, not a crash), and a few dictionary look-ups per cell. Symbolic links are never followed.
+Whatever is wrong with a file becomes that file's own row (status `error` or `missing`).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..cells import exercise_tag, is_exercise_id
+from .lesson import Lesson
+from .options import GradeError
+
+MAX_SUBMISSION_BYTES = 25 << 20
+MAX_CELLS = 2000
+MAX_NAME = 80
+
+
+@dataclass
+class Submission:
+    path: Path
+    student: str = ""
+    sha: str = ""
+    nb: dict | None = None
+    error: str | None = None        # the file cannot be graded at all: every row gets `status`
+    status: str = "error"
+
+
+def _short(text: object, limit: int = 300) -> str:
+    s = " ".join(str(text).split())
+    return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
+def expand(paths: list[str] | tuple[str, ...]) -> list[Path]:
+    """Submission arguments -> files (folders walked without following links; links kept, to be reported)."""
+    out: list[Path] = []
+    for arg in paths:
+        p = Path(arg)
+        if p.is_dir() and not p.is_symlink():
+            for root, dirs, files in os.walk(p, followlinks=False):
+                dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__pycache__")
+                out += [Path(root) / f for f in sorted(files) if not f.startswith(".")]
+        elif p.is_symlink() or p.exists():
+            out.append(p)
+        else:
+            raise GradeError(f"no such submission file or folder: {arg}")
+    seen, unique = set(), []
+    for f in out:
+        key = os.path.abspath(f)
+        if key not in seen:
+            seen.add(key)
+            unique.append(f)
+    return unique
+
+
+_SAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def clean_name(name: str) -> str:
+    """A folder-safe student name, never empty, never hidden."""
+    name = _SAFE.sub("_", name.strip()).strip("._-")[:MAX_NAME]
+    return name or "student"
+
+
+def _read_bounded(path: Path) -> bytes:
+    """The file's bytes, refusing links, non-regular files and anything over the size limit."""
+    st = os.lstat(path)
+    if stat.S_ISLNK(st.st_mode):
+        raise ValueError("a symbolic link (links are not followed: hand in the notebook itself)")
+    if not stat.S_ISREG(st.st_mode):
+        raise ValueError("not a regular file")
+    if st.st_size > MAX_SUBMISSION_BYTES:
+        raise ValueError(f"notebook too large: {st.st_size >> 20} MB (the limit is {MAX_SUBMISSION_BYTES >> 20} MB)")
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    with os.fdopen(fd, "rb") as f:
+        data = f.read(MAX_SUBMISSION_BYTES + 1)
+    if len(data) > MAX_SUBMISSION_BYTES:
+        raise ValueError(f"notebook too large: more than {MAX_SUBMISSION_BYTES >> 20} MB")
+    return data
+
+
+def read_submission(path: Path, lesson: Lesson) -> Submission:
+    """Read and check one file. Never raises: problems go in `error`."""
+    sub = Submission(path, student=clean_name(path.stem))
+    try:
+        data = _read_bounded(path)
+    except ValueError as e:
+        sub.error = str(e)
+        return sub
+    except OSError as e:
+        sub.error = f"the file cannot be read ({e.strerror or e})"
+        return sub
+    sub.sha = hashlib.sha256(data).hexdigest()
+    if not data.strip():
+        sub.error = "the file is empty"
+        return sub
+    try:
+        nb = json.loads(data)
+    except UnicodeDecodeError:
+        sub.error = "not a Jupyter notebook (binary data, not JSON)"
+        return sub
+    except RecursionError:
+        sub.error = "not a Jupyter notebook (JSON nested too deeply)"
+        return sub
+    except ValueError as e:
+        what = "corrupt notebook (invalid JSON" if path.suffix == ".ipynb" else "not a Jupyter notebook (not JSON"
+        sub.error = f"{what}: {_short(e, 120)})"
+        return sub
+    del data
+    if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
+        sub.error = "not a Jupyter notebook (no list of cells)"
+        return sub
+    if len(nb["cells"]) > MAX_CELLS:
+        sub.error = f"notebook too large: {len(nb['cells'])} cells (the limit is {MAX_CELLS})"
+        return sub
+    cells = [c for c in nb["cells"] if isinstance(c, dict)]
+    nb["cells"] = cells
+    meta = nb.get("metadata") if isinstance(nb.get("metadata"), dict) else {}
+    who = meta.get("labkit", {}).get("student") if isinstance(meta.get("labkit"), dict) else None
+    stem = path.stem
+    if stem in (lesson.name, lesson.solution_path.stem) and path.parent.name:
+        stem = path.parent.name  # collected as <student>/<lesson>.ipynb
+    sub.student = clean_name(who[:200] if isinstance(who, str) and who.strip() else stem)
+    ours = {e.id for e in lesson.exercises}
+    theirs = {x for c in cells for x in (exercise_tag(c, "answer"), exercise_tag(c, "check")) if x}
+    sol_ids = {c.get("id") for c in lesson.solution.get("cells", []) if c.get("id")}
+    sub_ids = {c.get("id") for c in cells if isinstance(c.get("id"), str)}
+    if not (theirs & ours) and not (sol_ids & sub_ids):
+        other = sorted({x[:2] for x in theirs if is_exercise_id(x)})
+        sub.status = "missing"
+        if other:
+            sub.error = (f"this is a notebook for lesson {', '.join(other)}, not lesson {lesson.number} "
+                         f"({lesson.name}): hand in {lesson.name}.ipynb")
+        else:
+            sub.error = f"this notebook has none of the answer cells of lesson {lesson.number} ({lesson.name})"
+        return sub
+    sub.nb = nb
+    return sub
+
+
+def assign_students(subs: list[Submission]) -> None:
+    """Make student names unique across the whole batch (case-insensitively, whatever the files claim).
+
+    A name claimed by one file only keeps it; a name claimed by several files gets each file's name
+    added (`bob__bob2`); whatever still collides (`bob__bob` also claimed outright) gets a counter."""
+    claims: dict[str, int] = {}
+    for s in subs:
+        claims[s.student.lower()] = claims.get(s.student.lower(), 0) + 1
+    wanted = [s.student if claims[s.student.lower()] == 1 else clean_name(f"{s.student}__{s.path.stem}")
+              for s in subs]
+    taken: set[str] = set()
+    for i in sorted(range(len(subs)), key=lambda i: claims[subs[i].student.lower()] > 1):  # single claims first
+        candidate, n = wanted[i], 1
+        while candidate.lower() in taken:
+            n += 1
+            candidate = f"{wanted[i][:MAX_NAME - 5]}-{n}"
+        taken.add(candidate.lower())
+        subs[i].student = candidate

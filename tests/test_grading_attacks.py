@@ -1,0 +1,319 @@
+"""A hostile class for lesson 01, graded as on a course server (bubblewrap, as root when we are).
+
+Each attack of issue 12 is tried at least once: reading answers from inside the kernel (solutions,
+judges, quiz keys, the seed, other submissions, the output folder, /run, /etc/shadow), forging
+and poisoning caches, killing neighbours and the worker, daemons, flooding the worker's channel,
+a judge that never ends, and files built to knock the parent over. Every attacked exercise must
+score no higher than the blank lesson, every student keeps a row, the batch completes, nothing
+outlives it, and the next honest batch grades the solution full and the blank zero.
+"""
+from __future__ import annotations
+
+import copy
+import csv
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from labkit import sandbox
+
+pytestmark = pytest.mark.grading
+
+ROOT = Path(__file__).resolve().parents[1]
+SOLUTION = ROOT / "solutions" / "01_onnx_concepts.ipynb"
+LESSON = ROOT / "lessons" / "01_onnx_concepts.ipynb"
+LABKIT = [sys.executable, "-m", "labkit.cli"]
+EXERCISES = ["01.sigmoid_model", "01.run_both", "01.versions", "01.quiz"]
+RIGHT_QUIZ = 'quiz_01 = {"q1": "b", "q2": "b", "q3": "a", "q4": "b"}'
+DAEMON_MARK = str(900000 + os.getpid() % 99999)  # `sleep <mark>`: how the test recognises a daemon
+
+# everything a kernel might read to get an answer; each found file is printed into the quiz answer
+READ_EVERYTHING = r'''
+import glob, json, os
+found = {}
+for pattern in ["/work/*/solutions/*.ipynb", "/**/solutions/01_onnx_concepts.ipynb", "/work/*/labkit_judges/l01.py",
+                "/etc/shadow", "/run/*", "/root/*", "/home/*/*", "/tmp/labkit-grade-*/*", "/tmp/*/class/*.ipynb"]:
+    for path in glob.glob(pattern, recursive=True)[:20]:
+        try:
+            found[path] = open(path, "rb").read(200).decode(errors="replace")
+        except Exception as e:
+            found[path] = "unreadable: " + type(e).__name__
+found["env"] = {k: v for k, v in os.environ.items() if "SEED" in k or "KEY" in k}
+found["uid"] = os.getuid()
+open("found.json", "w").write(json.dumps(found))
+'''
+ATTACKS = {
+    # the solution notebook, the judges and the quiz key, read from inside the kernel
+    "reader": {
+        "01.sigmoid_model": READ_EVERYTHING + (
+            "import glob, json\n"
+            "sigmoid_model = None\n"
+            "for p in glob.glob('/**/solutions/01_onnx_concepts.ipynb', recursive=True):\n"
+            "    nb = json.load(open(p))\n"
+            "    for c in nb['cells']:\n"
+            "        if 'answer:01.sigmoid_model' in c['metadata'].get('tags', []):\n"
+            "            exec(''.join(c['source']))\n"
+            "try:\n"
+            "    from labkit_judges.l01 import make_model, W, B\n"
+            "    sigmoid_model = make_model(W, B)\n"
+            "except Exception as e:\n"
+            "    print('no judges:', e)\n"),
+        "01.run_both": ("def run_both(model_bytes, x):\n"
+                        "    from labkit.checks import judge_spec\n"
+                        "    return judge_spec('01.run_both')\n"),
+        "01.quiz": ("from labkit.checks import quiz_answers\n"
+                    "quiz_01 = quiz_answers('01.quiz')\n"),
+    },
+    # forge the results cache and poison the course data, wherever they can be found
+    "forger": {
+        "01.sigmoid_model": (
+            "import glob, os, json\n"
+            "for d in glob.glob('/**/.cache', recursive=True) + glob.glob('/**/.grader', recursive=True):\n"
+            "    try:\n"
+            "        for f in os.listdir(d):\n"
+            "            open(os.path.join(d, f), 'w').write(json.dumps({'payload': '{}', 'mac': '0'}))\n"
+            "    except Exception as e: print(d, e)\n"
+            "for d in [os.environ.get('LABKIT_CACHE', ''), os.path.expanduser('~/.cache/onnx-lab')]:\n"
+            "    for f in glob.glob(os.path.join(d, '*')):\n"
+            "        try: open(f, 'wb').write(b'poison')\n"
+            "        except Exception as e: print(f, e)\n"
+            "sigmoid_model = None\n"),
+        "01.quiz": 'quiz_01 = {"q1": "a", "q2": "a", "q3": "b", "q4": "a"}',
+    },
+    # kill everything it can see, leave a daemon, then flood the worker with output
+    "killer": {
+        "01.run_both": (
+            "import os, signal, subprocess\n"
+            "if os.fork() == 0:\n"
+            "    os.setsid()\n"
+            "    if os.fork() == 0:\n"
+            f"        os.execv('/bin/sleep', ['sleep', '{DAEMON_MARK}'])\n"
+            "    os._exit(0)\n"
+            "for pid in [int(p) for p in os.listdir('/proc') if p.isdigit()]:\n"
+            "    if pid not in (os.getpid(), 1):\n"
+            "        try: os.kill(pid, signal.SIGKILL)\n"
+            "        except Exception: pass\n"
+            "def run_both(model_bytes, x):\n"
+            "    return {'reference': x, 'ort': x}\n"),
+        "01.versions": ("import sys\n"
+                        "for i in range(40):\n"
+                        "    sys.stdout.write('x' * (32 << 20)); sys.stdout.flush()\n"
+                        "def model_versions(b):\n"
+                        "    return {'ir_version': 0, 'opset': 0}\n"),
+        "01.quiz": RIGHT_QUIZ,
+    },
+    # an ONNX model whose Loop would run 10^12 times in the judge
+    "endless_judge": {
+        "01.sigmoid_model": (
+            "import numpy as np\n"
+            "from onnx import TensorProto, helper, numpy_helper\n"
+            "body = helper.make_graph([helper.make_node('Identity', ['cond_in'], ['cond_out']),\n"
+            "                          helper.make_node('Sigmoid', ['v_in'], ['v_out'])], 'body',\n"
+            "    [helper.make_tensor_value_info('i', TensorProto.INT64, []),\n"
+            "     helper.make_tensor_value_info('cond_in', TensorProto.BOOL, []),\n"
+            "     helper.make_tensor_value_info('v_in', TensorProto.FLOAT, None)],\n"
+            "    [helper.make_tensor_value_info('cond_out', TensorProto.BOOL, []),\n"
+            "     helper.make_tensor_value_info('v_out', TensorProto.FLOAT, None)])\n"
+            "graph = helper.make_graph([helper.make_node('Loop', ['N', 'C', 'X'], ['Y'], body=body)], 'loop',\n"
+            "    [helper.make_tensor_value_info('X', TensorProto.FLOAT, ['batch', 4])],\n"
+            "    [helper.make_tensor_value_info('Y', TensorProto.FLOAT, ['batch', 4])],\n"
+            "    [numpy_helper.from_array(np.array(10**12, dtype=np.int64), 'N'),\n"
+            "     numpy_helper.from_array(np.array(True), 'C')])\n"
+            "sigmoid_model = helper.make_model(graph, opset_imports=[helper.make_opsetid('', 21)], ir_version=10)\n"),
+        "01.quiz": RIGHT_QUIZ,
+    },
+}
+ATTACKED = {"reader": ["01.sigmoid_model", "01.run_both", "01.quiz"], "forger": ["01.sigmoid_model", "01.quiz"],
+            "killer": ["01.run_both", "01.versions"], "endless_judge": ["01.sigmoid_model"]}
+
+if not (SOLUTION.is_file() and LESSON.is_file()):
+    pytest.skip("lesson 01 notebooks are not there", allow_module_level=True)
+
+
+def _nb(path: Path) -> dict:
+    return json.loads(path.read_text())
+
+
+def attack(answers: dict[str, str]) -> dict:
+    nb = copy.deepcopy(_nb(LESSON))
+    for c in nb["cells"]:
+        for ex, src in answers.items():
+            if f"answer:{ex}" in c.get("metadata", {}).get("tags", []):
+                c["source"] = src
+    return nb
+
+
+def grade(subs: Path, out: Path, *extra: str) -> tuple[subprocess.CompletedProcess, float]:
+    t0 = time.monotonic()
+    proc = subprocess.run(LABKIT + ["grade", "01", str(subs), "--out", str(out), "--jobs", "2", "--timeout", "60",
+                                    "--judge-timeout", "20", "--no-progress", *extra],
+                          capture_output=True, text=True, cwd=ROOT, timeout=1200)
+    return proc, time.monotonic() - t0
+
+
+def grades(out: Path) -> dict[tuple[str, str], dict]:
+    with open(out / "grades.csv", newline="") as f:
+        return {(r["student"], r["exercise"]): r for r in csv.DictReader(f)}
+
+
+def _bad_files(folder: Path) -> dict[str, str]:
+    """Files built to knock the parent over -> the student name each must keep and its message."""
+    (folder / "deep.ipynb").write_text("[" * 200_000 + "]" * 200_000)
+    many = _nb(LESSON)
+    many["cells"] += [{"cell_type": "code", "source": "", "metadata": {}, "outputs": [], "execution_count": None}
+                      for _ in range(20_000)]
+    (folder / "many_cells.ipynb").write_text(json.dumps(many))
+    with open(folder / "huge.ipynb", "wb") as f:
+        f.write(b'{"cells": [], "pad": "' + b"x" * (30 << 20) + b'"}')
+    os.symlink(SOLUTION, folder / "linked.ipynb")
+    os.mkfifo(folder / "fifo.ipynb")
+    grades_nb = _nb(SOLUTION)
+    grades_nb["metadata"]["labkit"] = {"student": "grades.csv"}
+    (folder / "sneaky.ipynb").write_text(json.dumps(grades_nb))
+    for name, who in (("bob", None), ("bob__bob", None), ("other", "bob")):
+        nb = _nb(LESSON)
+        if who:
+            nb["metadata"]["labkit"] = {"student": who}
+        (folder / f"{name}.ipynb").write_text(json.dumps(nb))
+    return {"deep": "nested too deeply", "many_cells": "notebook too large", "huge": "notebook too large",
+            "linked": "symbolic link", "fifo": "not a regular file"}
+
+
+def _daemons() -> list[int]:
+    out = []
+    for d in Path("/proc").iterdir():
+        try:
+            if d.name.isdigit() and (d / "cmdline").read_bytes().split(b"\0")[:2] == [b"sleep", DAEMON_MARK.encode()]:
+                out.append(int(d.name))
+        except OSError:
+            pass
+    return out
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory):
+    if not sandbox.bwrap_status()[0]:
+        pytest.skip("bubblewrap is not usable here: " + sandbox.bwrap_status()[1])
+    subs = tmp_path_factory.mktemp("class")
+    (subs / "solution.ipynb").write_text(json.dumps(_nb(SOLUTION)))
+    (subs / "blank.ipynb").write_text(json.dumps(_nb(LESSON)))
+    for name, answers in ATTACKS.items():
+        (subs / f"{name}.ipynb").write_text(json.dumps(attack(answers)))
+    bad = _bad_files(subs)
+    out = tmp_path_factory.mktemp("grading") / "out"
+    proc, seconds = grade(subs, out)
+    yield {"subs": subs, "out": out, "proc": proc, "seconds": seconds, "grades": grades(out), "bad": bad}
+    for pid in _daemons():  # never leave one behind, even when the test below fails
+        os.kill(pid, 9)
+
+
+def _pts(g, student, ex) -> float:
+    return float(g[(student, ex)]["points"])
+
+
+def test_batch_completes_and_every_student_keeps_a_row(hostile):
+    proc, g = hostile["proc"], hostile["grades"]
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr
+    students = {s for s, _ in g}
+    expected = {"solution", "blank", *ATTACKS, *hostile["bad"], "grades.csv", "bob__bob", "bob__other"}
+    assert expected <= students, expected - students
+    assert len(students) == len(list(hostile["subs"].iterdir())), students  # bob x2 and bob__bob: 3 rows
+    for s in students:
+        assert {ex for (t, ex) in g if t == s} == set(EXERCISES), s
+    # student folders live under students/: a student called grades.csv cannot touch the real one
+    assert (hostile["out"] / "students" / "grades.csv" / "results.json").is_file()
+    assert (hostile["out"] / "grades.csv").is_file()
+
+
+def test_attacks_score_no_higher_than_blank(hostile):
+    g = hostile["grades"]
+    assert all(g[("solution", ex)]["status"] == "passed" for ex in EXERCISES), g
+    for name, exercises in ATTACKED.items():
+        for ex in exercises:
+            assert _pts(g, name, ex) <= _pts(g, "blank", ex), (name, ex, g[(name, ex)])
+
+
+def test_kernel_sees_no_answers_and_is_not_root(hostile):
+    """What the reader found: nothing of the course's solutions or judges, no seed, no shadow, no /run."""
+    g = hostile["grades"]
+    assert "no judges" in json.dumps(g[("reader", "01.sigmoid_model")]) or _pts(g, "reader", "01.sigmoid_model") == 0
+    assert g[("reader", "01.quiz")]["status"] != "passed"
+
+
+def test_bad_files_cost_only_their_row(hostile):
+    g = hostile["grades"]
+    for name, words in hostile["bad"].items():
+        row = g[(name, "01.sigmoid_model")]
+        assert row["status"] == "error" and words in row["message"], (name, row)
+    assert g[("grades.csv", "01.quiz")]["status"] == "passed"  # the sneaky name is graded like any other
+    bobs = sorted(s for s, ex in g if ex == "01.quiz" and s.lower().startswith("bob"))
+    assert len(bobs) == 3 and "bob__bob" in bobs, bobs
+
+
+def test_channel_flood_and_killer_cost_only_their_own_exercises(hostile):
+    g = hostile["grades"]
+    assert g[("killer", "01.quiz")]["status"] == "passed", g[("killer", "01.quiz")]
+    assert g[("solution", "01.run_both")]["status"] == "passed"  # graded beside the killer (--jobs 2)
+
+
+def test_endless_judge_is_a_cached_timeout(hostile):
+    g = hostile["grades"]
+    row = g[("endless_judge", "01.sigmoid_model")]
+    assert row["status"] == "timeout" and "checker" in row["message"], row
+    assert g[("endless_judge", "01.quiz")]["status"] == "passed"
+    # re-running reuses it (a verdict like any other): the whole re-run is quick
+    proc, seconds = grade(hostile["subs"], hostile["out"])
+    assert proc.returncode == 0 and "reused their grades" in proc.stderr, proc.stderr[-2000:]
+    assert seconds < 60, seconds
+    assert grades(hostile["out"]) == g
+
+
+def test_nothing_outlives_grading(hostile):
+    time.sleep(0.5)
+    assert not _daemons(), "a daemon started by a submission outlived grading"
+    assert not [r for r in Path("/tmp").glob("labkit-grade-*") if (r / "owner.pid").is_file()
+                and not Path(f"/proc/{(r / 'owner.pid').read_text().strip()}").exists()]
+
+
+def test_next_honest_batch_is_unharmed(hostile, tmp_path):
+    """After the attacks, into the same output folder and a new one: solution full, blank zero."""
+    honest = tmp_path / "honest"
+    honest.mkdir()
+    (honest / "solution2.ipynb").write_text(json.dumps(_nb(SOLUTION)))
+    (honest / "blank2.ipynb").write_text(json.dumps(_nb(LESSON)))
+    for out in (hostile["out"], tmp_path / "fresh"):
+        proc, _ = grade(honest, out)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        g = grades(out)
+        for ex in EXERCISES:
+            assert g[("solution2", ex)]["status"] == "passed", g[("solution2", ex)]
+            assert _pts(g, "blank2", ex) == 0
+
+
+def test_forged_cache_entry_is_ignored(hostile):
+    """Rewrite a cache entry as a kernel would (no key): the next run grades that submission again."""
+    cache = hostile["out"] / ".cache"
+    entries = sorted(cache.glob("*.json"))
+    forged = 0
+    for e in entries:
+        data = json.loads(e.read_text())
+        payload = json.loads(data["payload"])
+        if all(r["status"] == "passed" for r in payload["results"]):
+            continue  # the solution's entry: nothing to forge
+        for r in payload["results"]:
+            r.update(status="passed", points=r["max_points"])
+        data["payload"] = json.dumps(payload, sort_keys=True)
+        e.write_text(json.dumps(data))
+        forged += 1
+    assert forged >= 5, forged
+    proc, _ = grade(hostile["subs"], hostile["out"])
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "1 submission(s) unchanged" in proc.stderr, proc.stderr[-2000:]  # the solution only
+    g = grades(hostile["out"])
+    assert _pts(g, "blank", "01.quiz") == 0 and g[("forger", "01.quiz")]["status"] != "passed"
