@@ -8,7 +8,7 @@ STAMP := $(VENV)/.labkit-installed
 # It is asked for only when it answers within 3 s, so an offline mirror or CI loses no time.
 TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 
-.PHONY: lab test bench assign solutions system-deps clean
+.PHONY: lab test test-cpu-path bench assign solutions course-model system-deps clean
 
 # As root (containers, cloud VMs) JupyterLab needs --allow-root; the URL to open is printed below.
 lab: $(STAMP)
@@ -18,9 +18,20 @@ lab: $(STAMP)
 
 # nbval re-runs solutions/ and compares with their committed outputs; -n 2 uses both cores.
 PYTEST_ARGS ?= -n 2 --dist loadfile
+NBVAL := --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
 test: $(STAMP) system-deps
 	$(VENV)/bin/labkit assign --check
-	$(VENV)/bin/python -m pytest tests solutions --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg $(PYTEST_ARGS)
+	$(VENV)/bin/python -m pytest tests solutions $(NBVAL) $(PYTEST_ARGS)
+	@$(MAKE) --no-print-directory test-cpu-path
+
+# Committed outputs must hold on any CPU: nbval once more over solutions/ with PyTorch's portable
+# kernels (no AVX2/AVX-512) and one ONNX Runtime thread per session (an IPython startup file).
+test-cpu-path: $(STAMP)
+	@echo "nbval again under another CPU code path: ATEN_CPU_CAPABILITY=default, one ONNX Runtime thread."
+	@ipy="$$(mktemp -d)"; mkdir -p "$$ipy/profile_default/startup"; \
+	cp tests/cpu_path/one_ort_thread.py "$$ipy/profile_default/startup/"; \
+	ATEN_CPU_CAPABILITY=default IPYTHONDIR="$$ipy" $(VENV)/bin/python -m pytest solutions $(NBVAL) $(PYTEST_ARGS) -p no:cacheprovider; \
+	rc=$$?; rm -rf "$$ipy"; exit $$rc
 
 bench: $(STAMP)
 	$(VENV)/bin/labkit bench
@@ -31,6 +42,10 @@ assign: $(STAMP)
 # Re-execute every solution notebook in place (committed outputs are what nbval checks).
 solutions: $(STAMP)
 	$(VENV)/bin/labkit run-solutions
+
+# Maintainers: retrain the course CNN that ships in labkit/assets (then `make solutions assign`).
+course-model: $(STAMP)
+	$(VENV)/bin/labkit course-model
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -47,13 +62,15 @@ $(STAMP): pyproject.toml
 	@echo "ONNX Lab is installed in $(VENV)."
 
 # Chromium (browser tests) and bubblewrap (grading sandbox), on Debian-like machines when we are root.
+# Elsewhere one line says which tests are skipped and why.
 system-deps:
-	@if command -v chromium >/dev/null && command -v bwrap >/dev/null; then exit 0; fi; \
+	@missing=""; command -v chromium >/dev/null || missing=" chromium"; command -v bwrap >/dev/null || missing="$$missing bubblewrap"; \
+	if [ -z "$$missing" ]; then exit 0; fi; \
 	if [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null; then \
-	  echo "Installing chromium and bubblewrap with apt-get..."; \
-	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium bubblewrap >/dev/null) \
-	    || echo "Could not install chromium/bubblewrap: browser tests will be skipped."; \
-	else echo "chromium or bwrap missing and not root: browser tests are skipped, grading uses its fallback sandbox."; fi
+	  echo "Installing$$missing with apt-get..."; \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null) \
+	    || echo "Could not install$$missing: the tests that need it will be skipped."; \
+	else echo "Not root or no apt-get, so not installing$$missing:$$(case "$$missing" in *chromium*) printf ' browser tests skipped (needs chromium);';; esac)$$(case "$$missing" in *bubblewrap*) printf ' sandboxed grading tests skipped (needs bwrap)';; esac)."; fi
 
 # Also removes the user-wide kernel older versions installed, if it points into this clone.
 clean:

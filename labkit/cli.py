@@ -1,4 +1,4 @@
-"""The `labkit` command: assign, doctor, bench, run-solutions, grade."""
+"""The `labkit` command: assign, doctor, bench, run-solutions, course-model, grade."""
 from __future__ import annotations
 
 import argparse
@@ -70,6 +70,17 @@ def _run_solutions(args) -> int:
     return 0
 
 
+def _course_model(args) -> int:
+    from .models import EPOCHS, WEIGHTS_FILE, write_course_model
+
+    epochs = args.epochs or EPOCHS
+    print(f"Training the course CNN ({epochs} epochs, one thread)...", flush=True)
+    sha, acc = write_course_model(epochs=epochs)
+    print(f"Wrote {WEIGHTS_FILE} (test accuracy {acc:.2%}); SHA-256 {sha} recorded in labkit/models.py.")
+    print("Now refresh every committed output that shows the model's numbers: make solutions && make assign.")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["grade"]:  # the grader parses its own options (--jobs, --out, ...)
@@ -88,6 +99,9 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("run-solutions", help="re-execute solution notebooks in place (refresh outputs)")
     p.add_argument("lessons", nargs="*", help="lesson numbers (default: all)")
     p.set_defaults(fn=_run_solutions)
+    p = sub.add_parser("course-model", help="maintainers: retrain the shipped course CNN and record its SHA-256")
+    p.add_argument("--epochs", type=int, default=None, help="training epochs (default: as shipped)")
+    p.set_defaults(fn=_course_model)
     sub.add_parser("grade", help="grade a class's submissions (labkit grade --help)", add_help=False)
     args = parser.parse_args(argv)
     return args.fn(args)

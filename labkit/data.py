@@ -1,7 +1,9 @@
 """The course's data: scikit-learn's 8x8 handwritten digits, shipped with the package (no download)."""
 from __future__ import annotations
 
+import hashlib
 import os
+import sys
 from pathlib import Path
 from typing import BinaryIO, Callable, NamedTuple
 
@@ -11,6 +13,8 @@ import numpy as np
 PIXEL_MAX = 16.0
 SPLIT_SEED = 0
 TEST_FRACTION = 0.25
+#: SHA-256 of the raw split's arrays (`split_sha256`): a cached split that does not match is rebuilt
+SPLIT_SHA256 = "ca6aa695b84bbf6cc1b65e38878ecbb0d28131ee79f1e038bf6a77c6d2512ca4"
 
 
 class Digits(NamedTuple):
@@ -39,22 +43,39 @@ def digits(raw: bool = False) -> Digits:
 
 
 def _split_file() -> Path:
-    from importlib.metadata import version
+    return cache_dir() / f"digits-split-s{SPLIT_SEED}-t{TEST_FRACTION}.npz"
 
-    return cache_dir() / f"digits-split-s{SPLIT_SEED}-t{TEST_FRACTION}-sklearn{version('scikit-learn')}.npz"
+
+def split_sha256(d: Digits) -> str:
+    """SHA-256 of a split's arrays (names, dtypes, shapes and bytes): what the course checks before use."""
+    h = hashlib.sha256()
+    for name, a in zip(Digits._fields, d):
+        a = np.ascontiguousarray(a)
+        h.update(f"{name}:{a.dtype.str}:{a.shape};".encode())
+        h.update(a.tobytes())
+    return h.hexdigest()
 
 
 def _raw_split() -> Digits:
-    """The split as raw uint8 arrays, read from the cache (importing scikit-learn costs ~1.5 s per kernel)."""
+    """The split as raw uint8 arrays: from the cache when it verifies (importing scikit-learn costs
+    ~1.5 s per kernel), else rebuilt from scikit-learn and verified against `SPLIT_SHA256`."""
     path = _split_file()
+    d = None
     try:
         with np.load(path, allow_pickle=False) as f:
             d = Digits(*(f[k] for k in Digits._fields))
-        if d.x_train.dtype == np.uint8 and len(d.x_train) + len(d.x_test) == 1797 and len(d.y_test) == len(d.x_test):
-            return d
-    except Exception:  # missing, truncated or foreign: compute it again
+    except FileNotFoundError:
         pass
+    except Exception:  # truncated or foreign: say so, then rebuild
+        print(f"labkit: {path} is not a readable digits split; rebuilding it.", file=sys.stderr)
+    if d is not None:
+        if split_sha256(d) == SPLIT_SHA256:
+            return d
+        print(f"labkit: {path} does not match the course's digits split; rebuilding it.", file=sys.stderr)
     d = _sklearn_split()
+    if split_sha256(d) != SPLIT_SHA256:
+        raise RuntimeError("scikit-learn's digits split is not the course's (SHA-256 mismatch): "
+                           "install the pinned scikit-learn (`make lab` does)")
     cache_write(path, lambda fh: np.savez(fh, **d._asdict()))
     return d
 

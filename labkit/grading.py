@@ -447,19 +447,11 @@ def _cache_dir() -> Path:
 
 
 def _warm_cache(lesson: Lesson) -> None:
-    """Fill the course cache here (data split, CNN weights), so no sandboxed kernel or judge has to
-    (they read it, read-only)."""
-    from . import checks
+    """Fill and verify the course cache here (the digits split), so no sandboxed kernel or judge has to
+    (they read it, read-only). The CNN's weights ship in the package and are verified on load."""
     from .data import digits
 
     digits()
-    module = Path(checks.__file__).parent / "exercises" / f"l{lesson.number}.py"
-    text = json.dumps(lesson.solution) + (module.read_text() if module.is_file() else "")
-    if "trained_cnn" in text:
-        from .models import trained_cnn
-
-        print("Loading the course CNN (trained once per machine, read-only for every submission)...", file=sys.stderr)
-        trained_cnn(progress=False)
 
 
 def _kernel_classes():

@@ -1,11 +1,26 @@
-"""The course CNN for 8x8 digits and a short, seeded training loop (seconds on a laptop CPU)."""
+"""The course CNN for 8x8 digits: its architecture, the shipped trained weights, and a short training loop.
+
+Training gives other weights on another CPU (float sums take other paths on other instruction sets),
+so the course ships one trained model inside the package, verified by its SHA-256, and everything
+graded, compared or quoted uses it. Only lesson 03 trains, in front of the learner.
+Maintainers regenerate the weights with `labkit course-model` (see docs/authoring.md).
+"""
 from __future__ import annotations
 
+import hashlib
+import re
 from pathlib import Path
 
 import numpy as np
 
-from .data import Digits, cache_dir, cache_write, digits
+from .data import Digits, digits
+
+#: the shipped weights (a plain .npz of the state dict: no pickle) and their SHA-256
+WEIGHTS_FILE = Path(__file__).with_name("assets") / "digits_cnn.npz"
+WEIGHTS_SHA256 = "5098a55358b00a02574f6ba9f91d1fb3eabae0a47d6351ca4f4901d309d929fd"
+#: how the shipped weights were trained (`labkit course-model` uses these)
+EPOCHS = 12
+SEED = 0
 
 
 def _torch():
@@ -27,11 +42,11 @@ def DigitsCNN():
     )
 
 
-def train(model=None, data: Digits | None = None, epochs: int = 12, seed: int = 0, progress: bool = True):
+def train(model=None, data: Digits | None = None, epochs: int = EPOCHS, seed: int = SEED, progress: bool = True):
     """Train `model` (default: a new DigitsCNN) on the digits with Adam; returns it in eval mode.
 
-    Runs on one thread: float sums then happen in one order, so a seed gives the same weights on
-    every run (with more threads they depend on the thread count). On this tiny CNN it costs no time.
+    Runs on one thread, so a seed gives the same weights run after run on one machine. Another CPU
+    may still give (slightly) other weights: that is why the course ships `trained_cnn()`'s weights.
     """
     torch = _torch()
     threads = torch.get_num_threads()
@@ -77,38 +92,57 @@ def accuracy(predict, x: np.ndarray, y: np.ndarray) -> float:
     return float((logits.argmax(axis=1) == np.asarray(y)).mean())
 
 
-_cache: dict = {}
+class CourseModelError(RuntimeError):
+    """The shipped weights are missing or not the ones the course was built with."""
 
 
-def _weights_file(epochs: int, seed: int) -> Path:
-    return cache_dir() / f"digits_cnn-e{epochs}-s{seed}-torch{_torch().__version__.split('+')[0]}.pt"
+_state: dict | None = None
 
 
-def _load_weights(path: Path):
-    torch = _torch()
+def _read_weights(path: Path = WEIGHTS_FILE, sha256: str = WEIGHTS_SHA256) -> dict:
     try:
-        state = torch.load(path, map_location="cpu", weights_only=True)
-        DigitsCNN().load_state_dict(state)  # refuses a file from another architecture
-        return state
-    except Exception:  # missing, truncated or foreign: train again
-        return None
+        blob = path.read_bytes()
+    except OSError as e:
+        raise CourseModelError(f"the course model's weights are missing ({path}): reinstall labkit ({e.strerror})") from None
+    got = hashlib.sha256(blob).hexdigest()
+    if got != sha256:
+        raise CourseModelError(f"{path.name} is not the course model (SHA-256 {got[:12]}…, expected {sha256[:12]}…): "
+                               "restore it with `git checkout labkit/assets`, or regenerate it with `labkit course-model`")
+    import io
+
+    with np.load(io.BytesIO(blob), allow_pickle=False) as f:
+        return {k: f[k] for k in f.files}
 
 
-def trained_cnn(epochs: int = 12, seed: int = 0, progress: bool = True):
-    """The course DigitsCNN trained with a fixed seed, once per machine.
-
-    The weights are kept in `cache_dir()`, so every lesson (and the grader) uses the same model and
-    only the first call pays the few seconds of training.
-    """
-    key = (epochs, seed)
-    if key not in _cache:
-        path = _weights_file(epochs, seed)
-        state = _load_weights(path)
-        if state is None:
-            model = train(epochs=epochs, seed=seed, progress=progress)
-            state = {k: v.detach().clone() for k, v in model.state_dict().items()}
-            cache_write(path, lambda fh: _torch().save(state, fh))
-        _cache[key] = state
+def trained_cnn():
+    """The course DigitsCNN with the shipped weights (hash-verified), in eval mode: the same model on every machine."""
+    global _state
+    torch = _torch()
+    if _state is None:
+        _state = _read_weights()
     model = DigitsCNN()
-    model.load_state_dict(_cache[key])
+    model.load_state_dict({k: torch.from_numpy(v.copy()) for k, v in _state.items()})
     return model.eval()
+
+
+def write_course_model(epochs: int = EPOCHS, seed: int = SEED, path: Path = WEIGHTS_FILE) -> tuple[str, float]:
+    """Maintainers: train the course CNN, write its weights to `path` and its SHA-256 into this module.
+
+    Returns the new SHA-256 and the test accuracy. Every committed solution output that shows the
+    model's numbers must be refreshed afterwards (`make solutions`).
+    """
+    global _state
+    data = digits()
+    model = train(data=data, epochs=epochs, seed=seed, progress=False)
+    state = {k: v.detach().cpu().numpy() for k, v in model.state_dict().items()}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    with open(tmp, "wb") as fh:
+        np.savez(fh, **state)
+    tmp.replace(path)
+    sha = hashlib.sha256(path.read_bytes()).hexdigest()
+    src = Path(__file__)
+    text = src.read_text()
+    src.write_text(re.sub(r'^WEIGHTS_SHA256 = "[0-9a-f@A-Z]*"$', f'WEIGHTS_SHA256 = "{sha}"', text, count=1, flags=re.M))
+    _state = None
+    return sha, accuracy(model, data.x_test, data.y_test)

@@ -274,7 +274,7 @@ def fp32_reference() -> dict:
         from labkit.data import digits
         from labkit.models import accuracy, trained_cnn
 
-        model = trained_cnn(progress=False)
+        model = trained_cnn()
         d = digits()
         # BatchNorm folds into the preceding Conv at export, so only Conv and Linear parameters remain
         params = sum(p.numel() for m in model.modules() if isinstance(m, (torch.nn.Conv2d, torch.nn.Linear))

@@ -66,7 +66,7 @@ def reference_cnn():
     """The course CNN the lesson converts (tests replace this with an untrained one to stay fast)."""
     from labkit.models import trained_cnn
 
-    return trained_cnn(progress=False)
+    return trained_cnn()
 
 
 def reference_probabilities(raw: np.ndarray) -> np.ndarray:

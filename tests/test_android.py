@@ -77,10 +77,9 @@ def kotlin_to_python(src: str) -> dict:
 
 
 @pytest.fixture(scope="module")
-def kotlin_downsample():
-    src = android._render(android.kotlin_downsample_source(), {k: "x" for k in ("PACKAGE",)} | {
-        "GRID": str(android.GRID), "CELLS": str(android.CELLS), "INK_ALPHA": str(android.INK_ALPHA)})
-    ns = kotlin_to_python(src)
+def kotlin_downsample(project):
+    """The Downsample.kt of a generated project (what the app ships), translated to Python."""
+    ns = kotlin_to_python(android.kotlin_downsample_source(project))
     return ns, lambda alpha: np.array(ns["toModelInput"](alpha.astype(int).ravel().tolist(),
                                                          alpha.shape[1], alpha.shape[0]), dtype=np.uint8)
 
@@ -100,6 +99,7 @@ def random_drawings(n: int, seed: int = 0):
 
 
 def test_kotlin_constants_are_the_python_ones(kotlin_downsample):
+    """create_project writes Python's constants into the app (read back from the generated file)."""
     ns, _ = kotlin_downsample
     assert (ns["GRID"], ns["CELLS"], ns["INK_ALPHA"]) == (android.GRID, android.CELLS, android.INK_ALPHA)
 

@@ -153,7 +153,7 @@ def models(tmp_path_factory):
     folder = tmp_path_factory.mktemp("l06")
     d = labkit.digits()
     with labkit.quiet():
-        program = torch.onnx.export(trained_cnn(progress=False), (torch.from_numpy(d.x_train[:2]),), dynamo=True,
+        program = torch.onnx.export(trained_cnn(), (torch.from_numpy(d.x_train[:2]),), dynamo=True,
                                     input_names=["image"], output_names=["logits"],
                                     dynamic_shapes=({0: torch.export.Dim("batch")},))
         fp32 = folder / "fp32.onnx"

@@ -1,16 +1,19 @@
 """labkit's data, model, bench, doctor and quiet helpers."""
+import hashlib
 import importlib
+import os
 import subprocess
 import sys
 import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import labkit
 from labkit.bench import bench
-from labkit.data import digits, normalize
+from labkit.data import Digits, digits, normalize
 from labkit.doctor import cpu_features, doctor, pinned_versions
 
 
@@ -30,6 +33,7 @@ def test_digits_split_is_cached_and_equal_to_scikit_learns(tmp_path, monkeypatch
 
     monkeypatch.setenv("LABKIT_CACHE", str(tmp_path))
     fresh = data._sklearn_split()
+    assert data.split_sha256(fresh) == data.SPLIT_SHA256
     first = digits(raw=True)                       # computes and writes the cache
     assert [p.name for p in tmp_path.iterdir()] == [data._split_file().name]
     for a, b in zip(first, fresh):
@@ -38,25 +42,106 @@ def test_digits_split_is_cached_and_equal_to_scikit_learns(tmp_path, monkeypatch
     monkeypatch.setattr(data, "_sklearn_split", lambda: pytest.fail("the cache was not used"))
     again = digits(raw=True)
     np.testing.assert_array_equal(again.x_train, fresh.x_train)
-    data._split_file().write_bytes(b"not an npz")  # a corrupt cache is recomputed, not trusted
-    monkeypatch.setattr(data, "_sklearn_split", lambda: fresh)
-    np.testing.assert_array_equal(digits().x_test, normalize(fresh.x_test))
-    assert np.load(data._split_file())["x_test"].shape == (450, 1, 8, 8)
 
 
-def test_trained_cnn_weights_are_cached(tmp_path, monkeypatch):
-    from labkit import models
+@pytest.mark.parametrize("poison", ["garbage", "labels", "pixels", "dtype"])
+def test_a_cache_that_does_not_verify_is_rebuilt_never_used(tmp_path, monkeypatch, capsys, poison):
+    """A split rewritten in the cache (a well-formed .npz with other labels, say) is never used."""
+    from labkit import data
 
     monkeypatch.setenv("LABKIT_CACHE", str(tmp_path))
-    monkeypatch.setattr(models, "_cache", {})
-    a = models.trained_cnn(epochs=1, progress=False)
-    assert any(p.suffix == ".pt" for p in tmp_path.iterdir())
-    monkeypatch.setattr(models, "_cache", {})
-    monkeypatch.setattr(models, "train", lambda **k: pytest.fail("the cached weights were not used"))
-    b = models.trained_cnn(epochs=1, progress=False)
-    for (ka, va), (kb, vb) in zip(a.state_dict().items(), b.state_dict().items()):
-        assert ka == kb and bool((va == vb).all())
-    assert not b.training
+    good = data._sklearn_split()
+    bad = {k: v.copy() for k, v in good._asdict().items()}
+    if poison == "labels":
+        bad["y_test"] = (bad["y_test"] + 1) % 10
+    elif poison == "pixels":
+        bad["x_test"][0, 0, 0, 0] ^= 1
+    elif poison == "dtype":
+        bad["y_test"] = bad["y_test"].astype(np.int32)
+    path = data._split_file()
+    if poison == "garbage":
+        path.write_bytes(b"not an npz")
+    else:
+        np.savez(path, **bad)
+    rebuilt = []
+    monkeypatch.setattr(data, "_sklearn_split", lambda: rebuilt.append(1) or good)
+    got = digits(raw=True)
+    assert rebuilt == [1], "the poisoned cache was used"
+    np.testing.assert_array_equal(got.y_test, good.y_test)
+    np.testing.assert_array_equal(got.x_test, good.x_test)
+    note = capsys.readouterr().err.strip().splitlines()
+    assert len(note) == 1 and "rebuilding" in note[0], note
+    assert data.split_sha256(Digits(*(np.load(path)[k] for k in Digits._fields))) == data.SPLIT_SHA256
+
+
+def test_a_split_scikit_learn_computes_differently_is_refused(tmp_path, monkeypatch):
+    from labkit import data
+
+    monkeypatch.setenv("LABKIT_CACHE", str(tmp_path))
+    good = data._sklearn_split()
+    other = Digits(good.x_train, good.y_train, good.x_test, good.y_test[::-1].copy())
+    monkeypatch.setattr(data, "_sklearn_split", lambda: other)
+    with pytest.raises(RuntimeError, match="pinned scikit-learn"):
+        digits()
+    assert not list(tmp_path.iterdir()), "an unverified split was cached"
+
+
+#: logits of the shipped course model on the first three test digits (any CPU, any thread count)
+COURSE_LOGITS = [
+    [-7.481396, -2.525432, 8.744771, -2.043808, -9.414864, -9.20208, -7.383891, -0.985443, -1.067256, -3.390855],
+    [13.21263, -11.14695, -9.852571, -10.45323, -4.785199, -3.371932, 2.394313, -11.48905, 3.508786, -2.311919],
+    [-6.455341, 3.689629, -11.78637, -10.1292, 11.83109, -5.597219, -2.332984, 0.2934893, -4.49944, -2.586685],
+]
+
+
+def test_trained_cnn_is_the_shipped_model_and_never_trains(monkeypatch):
+    import torch
+
+    from labkit import models
+
+    monkeypatch.setattr(models, "_state", None)
+    monkeypatch.setattr(models, "train", lambda *a, **k: pytest.fail("trained_cnn() trained"))
+    monkeypatch.setattr(models, "_train", lambda *a, **k: pytest.fail("trained_cnn() trained"))
+    t = time.perf_counter()
+    model = models.trained_cnn()
+    assert time.perf_counter() - t < 2, "loading the shipped weights must be quick"
+    assert not model.training
+    with torch.no_grad():
+        logits = model(torch.from_numpy(digits().x_test[:3])).numpy()
+    np.testing.assert_allclose(logits, COURSE_LOGITS, rtol=1e-5, atol=1e-5)
+    a, b = models.trained_cnn(), models.trained_cnn()
+    next(a.parameters()).data.zero_()             # one caller's edit must not reach the next
+    assert bool(next(b.parameters()).abs().sum() > 0)
+
+
+def test_trained_cnn_refuses_weights_that_do_not_verify(tmp_path, monkeypatch):
+    from labkit import models
+
+    tampered = tmp_path / "digits_cnn.npz"
+    blob = bytearray(models.WEIGHTS_FILE.read_bytes())
+    blob[-100] ^= 1
+    tampered.write_bytes(bytes(blob))
+    with pytest.raises(models.CourseModelError, match="not the course model"):
+        models._read_weights(tampered)
+    with pytest.raises(models.CourseModelError, match="missing"):
+        models._read_weights(tmp_path / "absent.npz")
+    assert models._read_weights()["0.weight"].shape == (16, 1, 3, 3)
+
+
+def test_course_model_command_regenerates_weights_and_hash(tmp_path, monkeypatch):
+    """`labkit course-model` trains, writes the weights and records their SHA-256 in models.py."""
+    import shutil
+
+    from labkit import models
+
+    pkg = tmp_path / "labkit"
+    shutil.copytree(Path(models.__file__).parent, pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    out = subprocess.run([sys.executable, "-c", "from labkit.cli import main; raise SystemExit(main(['course-model', '--epochs', '1']))"],
+                         cwd=tmp_path, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    assert out.returncode == 0, out.stderr
+    sha = hashlib.sha256((pkg / "assets" / "digits_cnn.npz").read_bytes()).hexdigest()
+    assert sha != models.WEIGHTS_SHA256 and f'WEIGHTS_SHA256 = "{sha}"' in (pkg / "models.py").read_text()
+    assert sha[:12] in out.stdout and "make solutions" in out.stdout
 
 
 def test_cnn_trains_to_98_percent_in_seconds():
