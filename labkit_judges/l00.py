@@ -18,14 +18,19 @@ def _relu_cases(seed: int) -> list[tuple]:
     ]
 
 
-@judge("00.relu", cases=_relu_cases)
+RELU_TESTS = ("1-D example", "random 3x4 matrix", "empty array", "3-D array")
+
+
+@judge("00.relu", cases=_relu_cases, tests=RELU_TESTS, behaviour=RELU_TESTS)
 def _relu(outputs, seed):
-    names = ["1-D example", "random 3x4 matrix", "empty array", "3-D array"]
-    for name, (x,), got in zip(names, _relu_cases(seed), outputs):
+    for name, (x,), got in zip(RELU_TESTS, _relu_cases(seed), outputs):
         yield expect_close(name, got, np.maximum(x, 0))
 
 
 quiz_key("00.quiz", {
-    "q1": ("b", "The stub raises NotImplementedError or is None until you write your answer."),
-    "q2": ("b", "Check cells are read-only; the grader rebuilds them from the instructor's copy anyway."),
+    'q1': ('b', "The stub (None, or a function raising NotImplementedError) reads as not attempted. A wrong answer shows 'Not yet' with the failing tests, and a broken course would show 'Error'."),
+    'q2': ('a', "The grader takes only the answer cells (found by their tags). Check cells are read-only and rebuilt from the instructor's copy, and a new cell is never graded."),
+    'q3': ('c', 'The message says what came back and what was expected; fix the answer and re-run both cells. Checks use the same inputs every time in your notebook, and editing the check cell changes nothing in grading.'),
+    'q4': ('a', 'The grader runs your answer cells only; the buttons give instant feedback and show which dict to write.'),
+    'q5': ('c', 'ONNX Runtime picks a CPU code path for the vector instructions your processor has. Memory and GPUs are not CPU features; GPUs show up as execution providers.'),
 })

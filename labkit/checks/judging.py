@@ -13,7 +13,7 @@ import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -31,24 +31,40 @@ INTERACTIVE_SEED = 0
 @dataclass
 class JudgeSpec:
     """The judge side of one exercise: `judge(answer, seed)` yields TestResults; `cases(seed)` gives
-    a function exercise's test inputs (plain data, `plain.File`, `plain.Make`)."""
+    a function exercise's test inputs (plain data, `plain.File`, `plain.Make`).
+
+    `tests` is the exercise's fixed list of test names and `behaviour` the ones that check outputs on
+    inputs the learner never saw (the scoring rule in `score()`)."""
 
     judge: Callable[[Any, int], Iterable[TestResult]]
     cases: Callable[[int], list[tuple]] | None = None
     key: dict[str, tuple[str, str]] | None = None   # quizzes: {question: (letter, explanation)}
+    tests: tuple[str, ...] = ()
+    behaviour: tuple[str, ...] = ()
 
 
 JUDGES: dict[str, JudgeSpec] = {}
 
 
-def judge(id: str, *, cases: Callable[[int], list[tuple]] | None = None) -> Callable[[Callable], Callable]:
-    """Decorator registering `fn(answer, seed)` as the verdict of the declared exercise `id`."""
+def judge(id: str, *, tests: Sequence[str] = (), behaviour: Sequence[str] = (),
+          cases: Callable[[int], list[tuple]] | None = None) -> Callable[[Callable], Callable]:
+    """Decorator registering `fn(answer, seed)` as the verdict of the declared exercise `id`.
+
+    `tests`: every test name the judge can yield, fixed (a test it does not yield counts as failed).
+    `behaviour`: the tests that check outputs on unseen inputs; failing any caps the points at half.
+    """
     ex = get(id)
     if (ex.kind == "function") != (cases is not None):
         raise ValueError(f"{id}: cases= is needed exactly when the exercise is a function (it is {ex.kind!r})")
+    tests, behaviour = tuple(tests), tuple(behaviour)
+    if tests or behaviour:  # transitional: tests/test_corpus.py fails while a judge declares none
+        if not tests or len(set(tests)) != len(tests):
+            raise ValueError(f"{id}: tests= must list distinct test names")
+        if not behaviour or not set(behaviour) <= set(tests):
+            raise ValueError(f"{id}: behaviour= must name at least one of its tests (the outputs on unseen inputs)")
 
     def deco(fn: Callable) -> Callable:
-        JUDGES[id] = JudgeSpec(fn, cases)
+        JUDGES[id] = JudgeSpec(fn, cases, tests=tests, behaviour=behaviour)
         return fn
 
     return deco
@@ -80,7 +96,8 @@ def quiz_key(id: str, key: dict[str, tuple[str, str]]) -> None:
             else:
                 yield TestResult(q.key, False, f"{got!r} is not right — think again about: {q.prompt}")
 
-    JUDGES[id] = JudgeSpec(verdict, key=dict(key))
+    names = tuple(q.key for q in qs)
+    JUDGES[id] = JudgeSpec(verdict, key=dict(key), tests=names, behaviour=())
 
 
 def quiz_answers(id: str) -> dict[str, str]:
@@ -100,23 +117,46 @@ def judge_spec(id: str) -> JudgeSpec:
     return JUDGES[id]
 
 
+#: share of the points an answer can reach while a behaviour test fails
+BEHAVIOUR_CAP = 0.5
+
+
+def score(ex: Exercise, spec: JudgeSpec, yielded: list[TestResult]) -> Result:
+    """The scoring rule (docs/authoring.md): the exercise's fixed list of tests, each passed or failed;
+    a test the judge did not get to counts as failed; points are the share of tests passed, capped
+    at half while any behaviour test fails, so structure alone never adds up to a pass."""
+    names = spec.tests or tuple(dict.fromkeys(t.name for t in yielded))
+    got: dict[str, TestResult] = {}
+    for t in yielded:
+        if t.name not in names:
+            return Result(ex.id, ex.title, "error", 0.0, ex.points,
+                          f"the check is broken: it ran a test {t.name!r} it does not declare", [], ex.hint)
+        got.setdefault(t.name, t)
+    first_fail = next((got[n] for n in names if n in got and not got[n].passed), None)
+    tests = [got.get(n) or TestResult(n, False, f"not run (after {first_fail.name!r} failed)" if first_fail
+                                      else "not run") for n in names]
+    passed = sum(t.passed for t in tests)
+    if passed == len(tests):
+        return Result(ex.id, ex.title, "passed", ex.points, ex.points, f"all {len(tests)} tests passed", tests, ex.hint)
+    share = passed / len(tests)
+    if any(not t.passed for t in tests if t.name in spec.behaviour):
+        share = min(share, BEHAVIOUR_CAP)
+    first = next(t for t in tests if not t.passed)
+    return Result(ex.id, ex.title, "failed", round(ex.points * share, 2), ex.points,
+                  f"{passed}/{len(tests)} tests passed. {first.name}: {first.message}", tests, ex.hint)
+
+
 def run_judge(ex: Exercise, answer: Any, seed: int) -> Result:
     """Run the verdict on plain data; a judge that trips over odd data reports an error."""
     try:
-        tests = list(judge_spec(ex.id).judge(answer, seed))
+        spec = judge_spec(ex.id)
+        yielded = list(spec.judge(answer, seed))
     except Exception as e:
         return Result(ex.id, ex.title, "error", 0.0, ex.points,
                       f"could not check this answer: {exc_message(e)}", [], ex.hint)
-    if not tests:
+    if not yielded:
         return Result(ex.id, ex.title, "error", 0.0, ex.points, "the check ran no test", [], ex.hint)
-    passed = sum(t.passed for t in tests)
-    points = round(ex.points * passed / len(tests), 2)
-    if passed == len(tests):
-        return Result(ex.id, ex.title, "passed", ex.points, ex.points,
-                      f"all {len(tests)} tests passed", tests, ex.hint)
-    first = next(t for t in tests if not t.passed)
-    return Result(ex.id, ex.title, "failed", points, ex.points,
-                  f"{passed}/{len(tests)} tests passed. {first.name}: {first.message}", tests, ex.hint)
+    return score(ex, spec, yielded)
 
 
 def not_attempted(ex: Exercise) -> Result:

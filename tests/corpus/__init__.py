@@ -1,0 +1,59 @@
+"""The mutation corpus: for every graded exercise, answers learners really write, as data.
+
+`tests/corpus/lNN.py` holds `CORPUS = {"NN.name": [Right(...), Wrong(...), ...]}`. tests/test_corpus.py
+runs every entry through the learner-side check and enforces the scoring rule of docs/authoring.md:
+
+* a `Right` answer (written unlike the reference) scores full marks;
+* a `Wrong` answer scores below full; one with `outputs_wrong=True` (it computes wrong results)
+  scores at most half the points;
+* every graded exercise has at least `MIN_WRONG` wrong and `MIN_RIGHT` right answers, so an exercise
+  cannot land without its corpus.
+
+An entry gives its answer directly (`answer=`: a function, a dict, a number...) or builds it
+(`make=lambda tmp: ...`, called with a fresh temporary folder: for files, exported models...).
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+MIN_WRONG = 6
+MIN_RIGHT = 2
+_UNSET = object()
+
+
+@dataclass(frozen=True)
+class Entry:
+    name: str
+    answer: Any = _UNSET
+    make: Callable[[Path], Any] | None = None
+
+    def build(self, tmp: Path) -> Any:
+        if (self.answer is _UNSET) == (self.make is None):
+            raise ValueError(f"corpus entry {self.name!r}: give exactly one of answer= and make=")
+        return self.make(tmp) if self.make is not None else self.answer
+
+
+@dataclass(frozen=True)
+class Right(Entry):
+    """A correct answer written differently from the reference: must score full marks."""
+
+
+@dataclass(frozen=True)
+class Wrong(Entry):
+    """A plausible wrong answer: below full marks; at most half when `outputs_wrong`."""
+
+    outputs_wrong: bool = True
+
+
+def load(lesson: str) -> dict[str, list[Entry]]:
+    """The corpus of lesson `lesson` ("03"), or {} when it has none yet."""
+    try:
+        module = importlib.import_module(f"corpus.l{lesson}")
+    except ModuleNotFoundError as e:
+        if e.name == f"corpus.l{lesson}":
+            return {}
+        raise
+    return module.CORPUS

@@ -1,0 +1,66 @@
+"""Every graded exercise tells right from wrong: its mutation corpus (tests/corpus/lNN.py) under the
+scoring rule, and every quiz is worth answering (docs/authoring.md)."""
+from __future__ import annotations
+
+import collections
+
+import pytest
+
+from labkit.checks import evaluate, judge_spec, lesson_exercises, quiz_answers
+from labkit.checks.judging import BEHAVIOUR_CAP
+
+import corpus
+from conftest import SOLUTIONS
+
+LESSONS = sorted({p.stem[:2] for p in SOLUTIONS})
+GRADED = [e for lesson in LESSONS for e in lesson_exercises(lesson) if e.kind != "quiz"]
+QUIZZES = [e for lesson in LESSONS for e in lesson_exercises(lesson) if e.kind == "quiz"]
+ENTRIES = [(ex, entry) for ex in GRADED for entry in corpus.load(ex.lesson).get(ex.id, [])]
+#: a second seed: right answers must hold on inputs other than the notebook's
+HIDDEN_SEED = 20250
+
+
+@pytest.mark.parametrize("ex", GRADED, ids=[e.id for e in GRADED])
+def test_every_exercise_has_its_corpus(ex):
+    entries = corpus.load(ex.lesson).get(ex.id, [])
+    wrong = [e for e in entries if isinstance(e, corpus.Wrong)]
+    right = [e for e in entries if isinstance(e, corpus.Right)]
+    assert len(wrong) >= corpus.MIN_WRONG and len(right) >= corpus.MIN_RIGHT, (
+        f"{ex.id}: {len(wrong)} wrong and {len(right)} right answers in tests/corpus/l{ex.lesson}.py "
+        f"(needs ≥ {corpus.MIN_WRONG} and ≥ {corpus.MIN_RIGHT})")
+    assert len({e.name for e in entries}) == len(entries), f"{ex.id}: corpus names must be distinct"
+
+
+@pytest.mark.parametrize("ex", GRADED, ids=[e.id for e in GRADED])
+def test_every_judge_declares_its_tests(ex):
+    spec = judge_spec(ex.id)
+    assert spec.tests and spec.behaviour, f"{ex.id}: @judge(..., tests=..., behaviour=...) is missing"
+
+
+@pytest.mark.parametrize("ex, entry", ENTRIES, ids=[f"{ex.id}-{e.name}" for ex, e in ENTRIES])
+def test_corpus_entry_scores_by_the_rule(ex, entry, tmp_path):
+    answer = entry.build(tmp_path)
+    r = evaluate(ex, answer)
+    detail = f"{ex.id} / {entry.name}: {r!r}"
+    if isinstance(entry, corpus.Right):
+        assert r.status == "passed" and r.points == r.max_points, detail
+        again = evaluate(ex, entry.build(tmp_path / "hidden"), seed=HIDDEN_SEED)
+        assert again.status == "passed", f"{detail} — but on other inputs: {again!r}"
+    else:
+        assert r.status != "passed" and r.points < r.max_points, f"wrong answer scored full: {detail}"
+        if entry.outputs_wrong:
+            assert r.points <= BEHAVIOUR_CAP * r.max_points, f"wrong outputs scored over half: {detail}"
+
+
+@pytest.mark.parametrize("ex", QUIZZES, ids=[e.id for e in QUIZZES])
+def test_quiz_is_worth_answering(ex):
+    key = quiz_answers(ex.id)
+    assert len(ex.questions) >= 5, f"{ex.id}: {len(ex.questions)} questions (needs ≥ 5)"
+    letters = collections.Counter(key.values())
+    letter, most = letters.most_common(1)[0]
+    assert most <= 0.4 * len(key), f"{ex.id}: {most} of {len(key)} answers are {letter!r} (≤ 40% per letter)"
+    for q in ex.questions:
+        assert len(q.options) >= 3, f"{ex.id}.{q.key}: at least three options"
+        for guess in q.options:  # answering one letter everywhere scores at most 40%
+            r = evaluate(ex, {k.key: guess for k in ex.questions})
+            assert r.points <= 0.4 * r.max_points + 1e-9, f"{ex.id}: all {guess!r} scores {r.points}/{r.max_points}"

@@ -1,0 +1,63 @@
+"""The scoring rule on synthetic exercises (no lesson, no kernel): fixed tests, tests that could not
+run count as failed, behaviour gates the points, undeclared tests are a broken check."""
+from __future__ import annotations
+
+import pytest
+
+from labkit.checks import REGISTRY, JUDGES, TestResult, declare, evaluate, judge
+from labkit.checks.judging import BEHAVIOUR_CAP
+
+ID = "99.toy_scoring"
+
+
+@pytest.fixture
+def toy():
+    """A value exercise whose judge yields what the answer says, e.g. {"shape": True, "outputs": False}."""
+    declare(ID, title="toy", points=4, kind="value")
+
+    @judge(ID, tests=("loads", "shape", "outputs", "dtype"), behaviour=("outputs",))
+    def _verdict(answer, seed):
+        for name, ok in answer.items():
+            yield TestResult(name, bool(ok), "ok" if ok else "wrong")
+
+    yield REGISTRY[ID]
+    REGISTRY.pop(ID, None)
+    JUDGES.pop(ID, None)
+
+
+def test_all_tests_pass_is_full_marks(toy):
+    r = evaluate(toy, {"loads": 1, "shape": 1, "outputs": 1, "dtype": 1})
+    assert (r.status, r.points) == ("passed", 4)
+
+
+def test_wrong_outputs_cap_at_half_whatever_the_structure(toy):
+    r = evaluate(toy, {"loads": 1, "shape": 1, "outputs": 0, "dtype": 1})
+    assert r.status == "failed" and r.points == BEHAVIOUR_CAP * 4 == 2  # 3/4 of the tests, capped
+
+
+def test_a_test_the_judge_did_not_reach_counts_as_failed(toy):
+    r = evaluate(toy, {"loads": 1, "shape": 0})           # an early exit: outputs and dtype never ran
+    assert r.status == "failed" and r.points == 1         # 1 of 4, not 1 of 2
+    assert [t.name for t in r.tests] == ["loads", "shape", "outputs", "dtype"]
+    assert "not run" in r.tests[2].message
+
+
+def test_structure_right_outputs_wrong_never_passes(toy):
+    r = evaluate(toy, {"loads": 1, "shape": 1, "dtype": 1})   # behaviour test never yielded
+    assert r.status == "failed" and r.points <= 2
+
+
+def test_an_undeclared_test_is_a_broken_check_not_a_point(toy):
+    r = evaluate(toy, {"loads": 1, "shape": 1, "outputs": 1, "dtype": 1, "bonus": 1})
+    assert r.status == "error" and r.points == 0 and "does not declare" in r.message
+
+
+def test_a_structure_only_judge_cannot_be_declared():
+    declare("99.toy_nogate", title="toy", points=1, kind="value")
+    try:
+        with pytest.raises(ValueError, match="behaviour"):
+            judge("99.toy_nogate", tests=("shape",), behaviour=())
+        with pytest.raises(ValueError, match="behaviour"):
+            judge("99.toy_nogate", tests=("shape",), behaviour=("outputs",))
+    finally:
+        REGISTRY.pop("99.toy_nogate", None)
