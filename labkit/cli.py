@@ -83,6 +83,10 @@ def _course_model(args) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["grades"]:  # after grading: export, report, feedback, override
+        from .grading.instructor import main as grades
+
+        return grades(argv[1:])
     if argv[:1] == ["grade"]:  # the grader parses its own options (--jobs, --out, ...)
         from .grading import main as grade
 
@@ -103,6 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--epochs", type=int, default=None, help="training epochs (default: as shipped)")
     p.set_defaults(fn=_course_model)
     sub.add_parser("grade", help="grade a class's submissions (labkit grade --help)", add_help=False)
+    sub.add_parser("grades", help="export, report, return feedback, override (labkit grades --help)", add_help=False)
     args = parser.parse_args(argv)
     return args.fn(args)
 

@@ -1,0 +1,239 @@
+"""Reading a finished grading run back: `DIR/students/*/results.json` + `DIR/overrides.csv` -> `Run`.
+
+Everything after grading (exports, the class report, feedback returned to learners) starts here, so
+an override is applied the same way everywhere and nothing is ever graded again. Files are read with
+bounded sizes, links are not followed, and a malformed file is a clear `ResultsError`.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..cells import is_exercise_id
+
+MAX_RESULTS_BYTES = 4 << 20
+MAX_OVERRIDES_BYTES = 1 << 20
+OVERRIDES_FILE = "overrides.csv"
+OVERRIDE_COLUMNS = ["student", "exercise", "points", "reason"]
+
+
+class ResultsError(Exception):
+    """A results folder or an overrides file that cannot be used: one clear line for the instructor."""
+
+
+@dataclass
+class ExerciseResult:
+    """One exercise of one learner, as graded (and possibly overridden)."""
+
+    exercise: str
+    title: str
+    status: str
+    points: float
+    max_points: float
+    message: str
+    hint: str = ""
+    tests: list[dict] = field(default_factory=list)
+    graded_points: float | None = None   # set when an override changed the points
+    override_reason: str = ""
+
+    @property
+    def overridden(self) -> bool:
+        return self.graded_points is not None
+
+
+@dataclass
+class Learner:
+    student: str
+    submission: str
+    exercises: list[ExerciseResult]
+    graded_at: str = ""
+    protection: str = ""
+
+    @property
+    def points(self) -> float:
+        return round(sum(e.points for e in self.exercises), 2)
+
+    @property
+    def max_points(self) -> float:
+        return round(sum(e.max_points for e in self.exercises), 2)
+
+    def get(self, exercise: str) -> ExerciseResult | None:
+        return next((e for e in self.exercises if e.exercise == exercise), None)
+
+
+@dataclass
+class Run:
+    """One lesson graded for a class."""
+
+    folder: Path
+    lesson: str            # "03"
+    lesson_name: str       # "03_export_pytorch"
+    exercises: list[tuple[str, str, float]]   # (id, title, max points), in lesson order
+    learners: list[Learner]
+
+    @property
+    def max_points(self) -> float:
+        return round(sum(m for _, _, m in self.exercises), 2)
+
+    def learner(self, student: str) -> Learner | None:
+        return next((l for l in self.learners if l.student.lower() == student.lower()), None)
+
+
+def _read_bounded(path: Path, limit: int) -> bytes:
+    st = os.lstat(path)
+    if stat.S_ISLNK(st.st_mode) or not stat.S_ISREG(st.st_mode):
+        raise ResultsError(f"{path} is not a regular file (links are not followed)")
+    if st.st_size > limit:
+        raise ResultsError(f"{path} is too large ({st.st_size} bytes, limit {limit})")
+    with open(path, "rb") as f:
+        return f.read(limit + 1)
+
+
+def _num(value: object, what: str) -> float:
+    try:
+        x = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise ResultsError(f"{what}: {value!r} is not a number") from None
+    if x != x or x in (float("inf"), float("-inf")):
+        raise ResultsError(f"{what}: {value!r} is not a finite number")
+    return x
+
+
+def _learner(path: Path) -> tuple[dict, Learner]:
+    try:
+        rec = json.loads(_read_bounded(path, MAX_RESULTS_BYTES))
+    except (ValueError, RecursionError) as e:
+        raise ResultsError(f"{path} is not valid JSON ({e})") from None
+    if not isinstance(rec, dict) or not isinstance(rec.get("exercises"), list) or not rec.get("student"):
+        raise ResultsError(f"{path} is not a labkit results.json (no student or exercises)")
+    exercises = []
+    for r in rec["exercises"]:
+        if not isinstance(r, dict) or not is_exercise_id(r.get("exercise")):
+            raise ResultsError(f"{path}: an exercise entry without a valid id")
+        where = f"{path}: {r['exercise']}"
+        exercises.append(ExerciseResult(
+            r["exercise"], str(r.get("title", "")), str(r.get("status", "error")), _num(r.get("points"), where),
+            _num(r.get("max_points"), where), str(r.get("message", "")), str(r.get("hint", "")),
+            [t for t in r.get("tests", []) if isinstance(t, dict)]))
+    return rec, Learner(str(rec["student"]), str(rec.get("submission", "")), exercises, str(rec.get("graded_at", "")),
+                        str(rec.get("protection", "")))
+
+
+def load_run(folder: str | os.PathLike, overrides: bool = True) -> Run:
+    """The graded run in `folder` (what `labkit grade --out folder` wrote), overrides applied."""
+    folder = Path(folder)
+    students = folder / "students"
+    if not students.is_dir():
+        raise ResultsError(f"{folder} holds no graded run (no students/ folder): run `labkit grade ... --out {folder}` first")
+    learners, lesson, name, exercises = [], None, None, None
+    for sub in sorted(students.iterdir(), key=lambda p: p.name.lower()):
+        path = sub / "results.json"
+        if sub.is_symlink() or not sub.is_dir() or not path.exists():
+            continue
+        rec, learner = _learner(path)
+        if learner.student != sub.name:
+            raise ResultsError(f"{path} says it is {learner.student!r}, not {sub.name!r}")
+        ids = [(e.exercise, e.title, e.max_points) for e in learner.exercises]
+        if lesson is None:
+            lesson, name, exercises = str(rec.get("lesson", "")), str(rec.get("lesson_name", "")), ids
+        elif str(rec.get("lesson", "")) != lesson or [i for i, _, _ in ids] != [i for i, _, _ in exercises]:
+            raise ResultsError(f"{path} is from another lesson or lesson version than the rest of {folder}")
+        learners.append(learner)
+    if lesson is None:
+        raise ResultsError(f"{folder} holds no results yet (students/*/results.json)")
+    run = Run(folder, lesson, name or lesson, exercises or [], learners)
+    if overrides:
+        apply_overrides(run, read_overrides(folder / OVERRIDES_FILE, run))
+    return run
+
+
+@dataclass(frozen=True)
+class Override:
+    student: str
+    exercise: str
+    points: float
+    reason: str
+
+
+def read_overrides(path: Path, run: Run) -> list[Override]:
+    """Validate `overrides.csv` (student, exercise, points, reason) against the run; [] when absent."""
+    if not path.exists():
+        return []
+    try:
+        text = _read_bounded(path, MAX_OVERRIDES_BYTES).decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise ResultsError(f"{path} is not UTF-8 text") from None
+    rows = list(csv.reader(io.StringIO(text)))
+    if not rows or [c.strip().lower() for c in rows[0]] != OVERRIDE_COLUMNS:
+        raise ResultsError(f"{path}: the first line must be {','.join(OVERRIDE_COLUMNS)}")
+    out, problems, seen = [], [], set()
+    max_of = {i: m for i, _, m in run.exercises}
+    for n, row in enumerate(rows[1:], start=2):
+        if not any(c.strip() for c in row):
+            continue
+        if len(row) != 4:
+            problems.append(f"line {n}: expected 4 columns, got {len(row)}")
+            continue
+        student, exercise, points, reason = (c.strip() for c in row)
+        learner = run.learner(student)
+        if learner is None:
+            problems.append(f"line {n}: no graded learner {student!r}")
+        if exercise not in max_of:
+            problems.append(f"line {n}: lesson {run.lesson} has no exercise {exercise!r}")
+        try:
+            value = _num(points, f"line {n}")
+        except ResultsError as e:
+            problems.append(str(e))
+            continue
+        if exercise in max_of and not 0 <= value <= max_of[exercise]:
+            problems.append(f"line {n}: {value:g} points is outside 0..{max_of[exercise]:g} for {exercise}")
+        if not reason:
+            problems.append(f"line {n}: an override needs a reason (the learner sees it)")
+        if learner is not None and (learner.student, exercise) in seen:
+            problems.append(f"line {n}: a second override of {exercise} for {student}")
+        if learner is not None:
+            seen.add((learner.student, exercise))
+            out.append(Override(learner.student, exercise, value, reason))
+    if problems:
+        raise ResultsError(f"{path}: " + "; ".join(problems[:10]) + (" …" if len(problems) > 10 else ""))
+    return out
+
+
+def apply_overrides(run: Run, overrides: list[Override]) -> None:
+    for o in overrides:
+        learner = run.learner(o.student)
+        ex = learner.get(o.exercise) if learner else None
+        if ex is None:  # graded before the exercise existed: add it
+            title, most = next((t, m) for i, t, m in run.exercises if i == o.exercise)
+            ex = ExerciseResult(o.exercise, title, "missing", 0.0, most, "no result")
+            learner.exercises.append(ex)
+        ex.graded_points, ex.points, ex.override_reason = ex.points, o.points, o.reason
+
+
+def add_override(folder: str | os.PathLike, student: str, exercise: str, points: float, reason: str) -> Override:
+    """Append one override to `folder/overrides.csv` after checking it against the run."""
+    from ..fsutil import atomic_write
+
+    folder = Path(folder)
+    run = load_run(folder, overrides=False)
+    path = folder / OVERRIDES_FILE
+    text = _read_bounded(path, MAX_OVERRIDES_BYTES).decode("utf-8-sig") if path.exists() else ""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    if not text.strip():
+        w.writerow(OVERRIDE_COLUMNS)
+    w.writerow([student, exercise, f"{points:g}", reason])
+    candidate = (text if text.endswith("\n") or not text else text + "\n") + buf.getvalue()
+    tmp = folder / (OVERRIDES_FILE + ".check")
+    atomic_write(tmp, candidate)
+    try:
+        found = read_overrides(tmp, run)
+    finally:
+        tmp.unlink()
+    atomic_write(path, candidate)
+    return found[-1]
