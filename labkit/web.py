@@ -15,7 +15,9 @@ The pieces, in the order the lesson uses them:
   (COOP/COEP) that WebAssembly threads need; every URL in the page is relative, so it also works
   behind jupyter-server-proxy on Binder (`Server.browser_url`).
 * `run_in_browser(url, pixels, ...)` opens the page in headless Chromium (Playwright's Python
-  package, the system `chromium`), feeds it digits and returns the browser's outputs and timings.
+  package, the system `chromium`), feeds it digits and returns the browser's outputs and timings;
+  `draw_in_page` draws strokes with the mouse and reads the prediction; `Browser` keeps one Chromium
+  open for several of these calls.
 """
 from __future__ import annotations
 
@@ -244,24 +246,6 @@ def chromium() -> str | None:
     return shutil.which("chromium") or shutil.which("chromium-browser")
 
 
-def _in_thread(fn, *args, **kwargs):
-    """Run `fn` in a fresh thread: Playwright's sync API refuses to run inside Jupyter's asyncio loop."""
-    box: dict[str, Any] = {}
-
-    def target():
-        try:
-            box["value"] = fn(*args, **kwargs)
-        except BaseException as e:  # re-raised in the caller's thread
-            box["error"] = e
-
-    t = threading.Thread(target=target, name="labkit-web-browser")
-    t.start()
-    t.join()
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
-
-
 def _launch(p):
     return p.chromium.launch(executable_path=chromium(), args=list(CHROMIUM_ARGS), headless=True)
 
@@ -281,29 +265,84 @@ def _open(browser, url: str, timeout_s: float):
     return page, messages
 
 
-def _with_pages(urls: Sequence[str], fn, *, timeout_s: float = 60) -> list:
-    """Open each URL in turn in one headless Chromium and return [fn(page) for each]."""
-    if chromium() is None:
-        raise WebSetupError("Chromium is not installed (Debian/Ubuntu: apt-get install chromium). "
-                            "Open the page in your own browser instead.")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        raise WebSetupError("Playwright's Python package is missing: pip install playwright") from None
-    results = []
-    with sync_playwright() as p:
-        browser = _launch(p)
+class Browser:
+    """One headless Chromium (the system's, driven by Playwright) kept open for several pages.
+
+    Playwright's sync API refuses to run inside Jupyter's asyncio loop and must stay on the thread that
+    started it, so everything runs on one worker thread of its own. Use it as a context manager, or
+    call `close()`.
+    """
+
+    def __init__(self) -> None:
+        if chromium() is None:
+            raise WebSetupError("Chromium is not installed (Debian/Ubuntu: apt-get install chromium). "
+                                "Open the page in your own browser instead.")
         try:
-            for url in urls:
-                page, messages = _open(browser, url, timeout_s)
+            import playwright.sync_api  # noqa: F401
+        except ImportError:
+            raise WebSetupError("Playwright's Python package is missing: pip install playwright") from None
+        from concurrent.futures import ThreadPoolExecutor
+
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="labkit-web-browser")
+        self._pw = self._browser = None
+        try:
+            self._pool.submit(self._start).result()
+        except BaseException:
+            self.close()
+            raise
+
+    def _start(self) -> None:
+        from playwright.sync_api import sync_playwright
+
+        self._pw = sync_playwright().start()
+        self._browser = _launch(self._pw)
+
+    def pages(self, urls: Sequence[str], fn, *, timeout_s: float = 60) -> list:
+        """Open each URL in turn (a fresh tab each) and return [fn(page) for each]."""
+        if self._browser is None:
+            raise RuntimeError("this Browser is closed")
+        return self._pool.submit(self._pages, list(urls), fn, timeout_s).result()
+
+    def _pages(self, urls, fn, timeout_s) -> list:
+        results = []
+        for url in urls:
+            page, messages = _open(self._browser, url, timeout_s)
+            try:
                 out = fn(page)
-                if isinstance(out, dict):
-                    out["console"] = messages
-                results.append(out)
+            finally:
                 page.close()
+            if isinstance(out, dict):
+                out["console"] = messages
+            results.append(out)
+        return results
+
+    def _stop(self) -> None:
+        if self._browser is not None:
+            self._browser.close()
+            self._browser = None
+        if self._pw is not None:
+            self._pw.stop()
+            self._pw = None
+
+    def close(self) -> None:
+        """Close Chromium and its thread."""
+        try:
+            self._pool.submit(self._stop).result()
         finally:
-            browser.close()
-    return results
+            self._pool.shutdown()
+
+    def __enter__(self) -> "Browser":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def _pages(browser: Browser | None, urls: Sequence[str], fn, timeout_s: float) -> list:
+    if browser is not None:
+        return browser.pages(urls, fn, timeout_s=timeout_s)
+    with Browser() as b:
+        return b.pages(urls, fn, timeout_s=timeout_s)
 
 
 def page_url(base: str, *, model: str = "fp32", threads: int = 1) -> str:
@@ -312,7 +351,8 @@ def page_url(base: str, *, model: str = "fp32", threads: int = 1) -> str:
 
 
 def run_in_browser(base_url: str, pixels: np.ndarray, *, runs: Sequence[tuple[str, int]] = (("fp32", 1),),
-                   repeat: int = 1, warmup: int = 3, timeout_s: float = 120) -> list[dict]:
+                   repeat: int = 1, warmup: int = 3, browser: Browser | None = None,
+                   timeout_s: float = 120) -> list[dict]:
     """Open the page in headless Chromium once per (model, threads) in `runs` and classify `pixels` there.
 
     `pixels` are raw uint8 digits (N, 1, 8, 8), classified one at a time as a user's drawings would be.
@@ -334,7 +374,7 @@ def run_in_browser(base_url: str, pixels: np.ndarray, *, runs: Sequence[tuple[st
                 "latency_ms": np.asarray(res["latencyMs"], dtype=np.float64), **_info(info)}
 
     urls = [page_url(base_url, model=m, threads=t) for m, t in runs]
-    return _in_thread(_with_pages, urls, work, timeout_s=timeout_s)
+    return _pages(browser, urls, work, timeout_s)
 
 
 def _info(info: dict) -> dict:
@@ -343,11 +383,66 @@ def _info(info: dict) -> dict:
             "downloads": [{"file": d["file"], "bytes": int(d["bytes"])} for d in info["downloads"]]}
 
 
-def page_info(base_url: str, *, model: str = "fp32", threads: int = 1) -> dict:
+def page_info(base_url: str, *, model: str = "fp32", threads: int = 1, browser: Browser | None = None) -> dict:
     """Load the page in headless Chromium and return what it reports (threads, isolation, downloads...)."""
-    (out,) = _in_thread(_with_pages, [page_url(base_url, model=model, threads=threads)],
-                        lambda page: _info(page.evaluate("() => window.labkit.info()")))
+    (out,) = _pages(browser, [page_url(base_url, model=model, threads=threads)],
+                    lambda page: _info(page.evaluate("() => window.labkit.info()")), 60)
     return out
+
+
+def _bytes(b64: str) -> np.ndarray:
+    import base64
+
+    return np.frombuffer(base64.b64decode(b64), dtype=np.uint8).copy()
+
+
+def draw_in_page(base_url: str, strokes: Sequence[Sequence[tuple[float, float]]], *, model: str = "fp32",
+                 threads: int = 1, screenshot: str | os.PathLike | None = None, browser: Browser | None = None,
+                 timeout_s: float = 60) -> dict:
+    """Draw `strokes` on the page's canvas with the mouse, as a learner would, and read what the page shows.
+
+    Strokes are lists of (x, y) points as fractions of the canvas (as for `labkit.android.draw_strokes`).
+    Returns `digit` (the prediction the page displays), `probabilities` (10,), `input` (the page's
+    uint8 (1, 1, 8, 8) model input), `rgba` (the canvas's ImageData bytes, flat), `alpha` (the
+    page's own (height, width) reading of the ink) and `width`, `height`;
+    `screenshot` saves a PNG of the page.
+    """
+    def work(page):
+        box = page.locator("#pad").bounding_box()
+        for stroke in strokes:
+            pts = [(box["x"] + x * box["width"], box["y"] + y * box["height"]) for x, y in stroke]
+            page.mouse.move(*pts[0])
+            page.mouse.down()
+            for x, y in pts[1:]:
+                page.mouse.move(x, y, steps=12)  # many pointermove events, like a real hand
+            page.mouse.up()
+        page.wait_for_function("n => (window.labkit.predictions || 0) >= n", arg=len(strokes))
+        size = page.evaluate("() => [document.getElementById('pad').width, document.getElementById('pad').height]")
+        out = {"digit": page.inner_text("#digit").strip(),
+               "probabilities": np.asarray(page.evaluate("() => window.labkit.lastProbabilities"), dtype=np.float32),
+               "input": np.asarray(page.evaluate("() => window.labkit.lastInput"), dtype=np.uint8).reshape(
+                   1, 1, android.CELLS, android.CELLS),
+               "rgba": _bytes(page.evaluate("() => window.labkit.canvasRGBA()")),
+               "alpha": _bytes(page.evaluate("() => window.labkit.canvasAlpha()")).reshape(int(size[1]), int(size[0])),
+               "width": int(size[0]), "height": int(size[1])}
+        if screenshot is not None:
+            Path(screenshot).parent.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(screenshot), full_page=True)
+        return out
+
+    (out,) = _pages(browser, [page_url(base_url, model=model, threads=threads)], work, timeout_s)
+    return out
+
+
+def ort_web_source(marker: str, lines: int, root: str | os.PathLike | None = None) -> str:
+    """`lines` lines of the installed ONNX Runtime Web (ort.wasm.mjs) from the first one containing `marker`."""
+    text = (ort_web_dir(root) / "ort.wasm.mjs").read_text(encoding="utf-8").splitlines()
+    start = next((i for i, line in enumerate(text) if marker in line), None)
+    if start is None:
+        raise ValueError(f"{marker!r} is not in this version of ort.wasm.mjs")
+    block = text[start:start + lines]
+    indent = min(len(x) - len(x.lstrip()) for x in block if x.strip())
+    return "\n".join(x[indent:] for x in block)
 
 
 def downloaded_bytes(downloads: Sequence[dict]) -> int:
