@@ -181,6 +181,16 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+class _QuietServer(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A browser closing a connection early is normal: no traceback in the notebook."""
+        exc = sys.exc_info()[1]
+        if not isinstance(exc, (ConnectionError, TimeoutError)):
+            super().handle_error(request, client_address)
+
+
 @dataclass
 class Server:
     """A running static server for a site; `stop()` it when done (or use it as a context manager)."""
@@ -224,8 +234,7 @@ def serve(site: str | os.PathLike, *, port: int = 0, isolate: bool = True) -> Se
     if not (site / "index.html").is_file():
         raise FileNotFoundError(f"{site} has no index.html: build it first with labkit.web.build_site")
     handler = partial(_Handler, directory=str(site), isolate=isolate)
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
-    httpd.daemon_threads = True
+    httpd = _QuietServer(("127.0.0.1", port), handler)
     threading.Thread(target=httpd.serve_forever, name=f"labkit-web-{httpd.server_address[1]}", daemon=True).start()
     return Server(site, httpd.server_address[1], isolate, httpd)
 
