@@ -81,30 +81,25 @@ def _readable(folder: Path) -> None:
 
 
 def prepare_data(lesson: Lesson, dest: Path) -> dict[str, str]:
-    """Fill and verify the course cache here, then give the kernels a private read-only copy of it.
+    """Give the kernels a private read-only copy of the course data, verified by its SHA-256.
 
-    Returns {file name: sha256} of the copy (part of the cache key)."""
-    from ..data import cache_dir, digits
+    The digits split is the only data file (the CNN's weights ship inside labkit and are verified
+    whenever they load). Returns {file name: sha256} of the copy (part of the cache key)."""
+    import numpy as np
 
-    digits()  # verifies (or rebuilds) the cached digits split
-    import labkit_judges
+    from ..data import SPLIT_SHA256, Digits, _split_file, digits, split_sha256
 
-    judges = Path(labkit_judges.__file__).parent / f"l{lesson.number}.py"
-    if "trained_cnn" in str(lesson.solution) or (judges.is_file() and "trained_cnn" in judges.read_text()):
-        from ..models import trained_cnn
-
-        print("Loading the course CNN (read-only for every submission)...", file=sys.stderr)
-        trained_cnn()
+    digits()  # verifies the cached split, rebuilding it if it does not verify
+    src = _split_file()
     dest.mkdir(parents=True)
-    hashes = {}
-    src = cache_dir()
-    for f in sorted(src.iterdir()) if src.is_dir() else []:
-        if f.is_file() and not f.is_symlink() and not f.name.startswith(".") and not f.name.endswith(".tmp"):
-            data = f.read_bytes()
-            (dest / f.name).write_bytes(data)
-            hashes[f.name] = hashlib.sha256(data).hexdigest()
+    data = src.read_bytes()
+    copy = dest / src.name
+    copy.write_bytes(data)
+    with np.load(copy, allow_pickle=False) as f:  # what the kernels will read is what was verified
+        if split_sha256(Digits(*(f[k] for k in Digits._fields))) != SPLIT_SHA256:
+            raise GradeError(f"the course data changed while it was copied ({src}): grade again")
     _readable(dest)
-    return hashes
+    return {src.name: hashlib.sha256(data).hexdigest()}
 
 
 def prepare_inputs(lesson: Lesson, seed: int, dest: Path) -> None:
