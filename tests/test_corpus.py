@@ -44,6 +44,7 @@ def test_corpus_entry_scores_by_the_rule(ex, entry, tmp_path):
     detail = f"{ex.id} / {entry.name}: {r!r}"
     if isinstance(entry, corpus.Right):
         assert r.status == "passed" and r.points == r.max_points, detail
+        (tmp_path / "hidden").mkdir()
         again = evaluate(ex, entry.build(tmp_path / "hidden"), seed=HIDDEN_SEED)
         assert again.status == "passed", f"{detail} — but on other inputs: {again!r}"
     else:
