@@ -255,6 +255,13 @@ def chromium() -> str | None:
     return shutil.which("chromium") or shutil.which("chromium-browser")
 
 
+def browser_available() -> bool:
+    """Can this machine run the page headless: the system Chromium and Playwright's Python package?"""
+    import importlib.util
+
+    return chromium() is not None and importlib.util.find_spec("playwright") is not None
+
+
 def _launch(p):
     return p.chromium.launch(executable_path=chromium(), args=list(CHROMIUM_ARGS), headless=True)
 
