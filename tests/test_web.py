@@ -52,7 +52,7 @@ def site(tmp_path_factory):
 
     d = tmp_path_factory.mktemp("web")
     raw = labkit.digits(raw=True)
-    fp32 = android.export_baked(trained_cnn(progress=False), d / "fp32.onnx")
+    fp32 = android.export_baked(trained_cnn(), d / "fp32.onnx")
     int8 = android.quantize_int8(fp32, d / "int8.onnx", raw.x_train[:200])
     x = raw.x_test[:N_TEST]
     expected = {"fp32": web.ort_python_probabilities(fp32, x), "int8": web.ort_python_probabilities(int8, x)}

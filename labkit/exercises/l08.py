@@ -1,260 +1,23 @@
-"""Lesson 08 exercises: the canvas's alpha channel, ONNX Runtime Web's thread count, a web-ready model, the quiz.
+"""Lesson 08 exercises, learner side: what each exercise is (no answers, no test inputs).
 
-Laid out for the learner/judge split: the first part (test-input generators, titles, hints, quiz
-questions) is what a learner's kernel needs; the part below "JUDGE SIDE" (reference answers,
-expected values, judges, quiz keys) is only for the verdict process.
-"""
+The judges, references, test inputs and quiz keys are in `labkit_judges/l08.py`, which a graded
+kernel cannot import (docs/authoring.md)."""
 from __future__ import annotations
 
-import math
+from ..checks.registry import Question, declare, quiz
 
-import numpy as np
+declare("08.rgba_alpha", title="Read the ink from the canvas's RGBA bytes", points=2, kind="function",
+        hint="ImageData.data is one flat array: R, G, B, A of pixel (0, 0), then of pixel (0, 1), ... row by row. "
+             "Reshape to (height, width, 4) and take the last channel.")
 
-from ..checks import Question, TestResult, exercise, expect_close, quiz
-from ..plain import OnnxBlob, Raised, describe
+declare("08.threads", title="How many threads will ONNX Runtime Web use?", points=3, kind="function",
+        hint="Two questions in turn: is numThreads a positive integer (if not, the default applies, and it "
+             "depends on crossOriginIsolated)? Can this page share memory between threads at all "
+             "(crossOriginIsolated)? Read the source printed above the exercise.")
 
-# ================================================================ LEARNER SIDE: test inputs, hints, questions
-
-#: canvas sizes (width, height) of the alpha cases: mostly not square, so rows and columns cannot be swapped unseen
-_ALPHA_SIZES = [(7, 3), (5, 9), (280, 280), (16, 4)]
-_ALPHA_NAMES = ["a 7x3 canvas", "a 5x9 canvas", "the page's 280x280 canvas", "a 16x4 canvas with a thin stroke"]
-
-
-def _alpha_cases(seed: int) -> list[tuple]:
-    """(rgba, width, height): `rgba` is what ImageData.data holds, RGBA bytes row by row (length 4*w*h)."""
-    rng = np.random.default_rng(seed + 808)
-    cases = []
-    for w, h in _ALPHA_SIZES:
-        px = rng.integers(0, 256, size=(h, w, 4), dtype=np.uint8)  # every channel different from the others
-        if w == 16:
-            px[..., 3] = 0
-            px[1, 2:14, 3] = 255  # one stroke in the alpha channel only
-        cases.append((px.reshape(-1).copy(), w, h))
-    return cases
-
-
-def _thread_cases(seed: int) -> list[tuple]:
-    """(requested numThreads, crossOriginIsolated, navigator.hardwareConcurrency)."""
-    rng = np.random.default_rng(seed + 818)
-    cores = lambda: int(rng.choice([1, 2, 3, 4, 5, 6, 8, 12, 16, 24, 32]))
-    cases: list[tuple] = []
-    for isolated in (True, False):
-        for requested in (1, 2, int(rng.integers(3, 9)), int(rng.integers(9, 33))):
-            cases.append((requested, isolated, cores()))
-        for requested in (None, 0, -2, 2.5):
-            for c in (1, 2, 3, 5, 8, int(rng.integers(9, 65))):
-                cases.append((requested, isolated, c))
-    order = rng.permutation(len(cases))
-    return [cases[i] for i in order]
-
-
-# ================================================================ JUDGE SIDE: references, expected values, judges, keys
-
-# ---------------------------------------------------------------- 08.rgba_alpha
-
-
-def reference_alpha(rgba, width: int, height: int) -> np.ndarray:
-    """ImageData.data (RGBA bytes row by row) -> the alpha channel as a (height, width) uint8 array."""
-    return np.asarray(rgba, dtype=np.uint8).reshape(height, width, 4)[:, :, 3]
-
-
-@exercise("08.rgba_alpha", title="Read the ink from the canvas's RGBA bytes", points=2, kind="function",
-          cases=_alpha_cases,
-          hint="ImageData.data is one flat array: R, G, B, A of pixel (0, 0), then of pixel (0, 1), ... row by row. "
-               "Reshape to (height, width, 4) and take the last channel.")
-def _rgba_alpha(outputs, seed):
-    for name, (rgba, w, h), got in zip(_ALPHA_NAMES, _alpha_cases(seed), outputs):
-        want = reference_alpha(rgba, w, h)
-        t = expect_close(name, got, want.astype(np.float64), rtol=0, atol=0)
-        if not t.passed and not isinstance(got, Raised):
-            try:
-                arr = np.asarray(got, dtype=np.float64)
-            except (TypeError, ValueError):
-                arr = None
-            px = np.asarray(rgba).reshape(h, w, 4)
-            if arr is not None and arr.shape == (w, h) and w != h:
-                t.message += " (rows and columns swapped: the bytes go row by row, so the shape is (height, width))"
-            elif arr is not None and arr.shape == want.shape:
-                for c, label in ((0, "red"), (1, "green"), (2, "blue")):
-                    if np.array_equal(arr, px[:, :, c]):
-                        t.message += f" (that is the {label} channel: alpha is the 4th byte of each pixel)"
-                if np.array_equal(arr, 255 - want):
-                    t.message += " (inverted: return alpha itself, 255 where the ink is)"
-                elif arr.max() <= 1.0 and want.max() > 1:
-                    t.message += " (expected the bytes 0..255, not a fraction or a yes/no ink mask)"
-        yield t
-
-
-# ---------------------------------------------------------------- 08.threads
-
-
-def reference_threads(requested, cross_origin_isolated: bool, cores: int) -> int:
-    """The number of threads ONNX Runtime Web 1.30's WebAssembly backend ends up using.
-
-    Unset or invalid (not a positive integer): 1 without cross-origin isolation, else
-    min(4, ceil(cores / 2)). Set above 1 without cross-origin isolation: no SharedArrayBuffer,
-    so it warns and falls back to 1. Otherwise exactly what was asked (no cap).
-    """
-    valid = isinstance(requested, int) and not isinstance(requested, bool) and requested > 0
-    if not valid:
-        return min(4, math.ceil((cores or 1) / 2)) if cross_origin_isolated else 1
-    if requested > 1 and not cross_origin_isolated:
-        return 1
-    return requested
-
-
-def _threads_group(outputs, seed, explicit: bool):
-    cases = _thread_cases(seed)
-    picked = [(args, got) for args, got in zip(cases, outputs)
-              if (isinstance(args[0], int) and args[0] > 0) == explicit]
-    for (requested, iso, cores), got in picked:
-        want = reference_threads(requested, iso, cores)
-        if isinstance(got, Raised):
-            return False, f"your function {got.message}"
-        if isinstance(got, bool) or not isinstance(got, (int, float)) or got != want:
-            why = ("without cross-origin isolation there is no SharedArrayBuffer, hence one thread"
-                   if not iso else
-                   "the default is min(4, ceil(cores / 2)) when isolated" if not explicit else
-                   "when isolated, ONNX Runtime Web uses exactly the number asked for")
-            return False, (f"numThreads={requested!r}, crossOriginIsolated={iso}, {cores} cores: expected {want}, "
-                           f"got {describe(got) if not isinstance(got, (int, float)) else got!r} ({why})")
-    return True, f"right on all {len(picked)} cases"
-
-
-@exercise("08.threads", title="How many threads will ONNX Runtime Web use?", points=3, kind="function",
-          cases=_thread_cases,
-          hint="Two questions in turn: is numThreads a positive integer (if not, the default applies, and it "
-               "depends on crossOriginIsolated)? Can this page share memory between threads at all "
-               "(crossOriginIsolated)? Read the source printed above the exercise.")
-def _threads(outputs, seed):
-    for explicit, name in ((True, "numThreads set to a positive integer"),
-                           (False, "numThreads unset, 0, negative or not an integer (the default)")):
-        ok, msg = _threads_group(outputs, seed, explicit)
-        yield TestResult(name, ok, msg)
-
-
-# ---------------------------------------------------------------- 08.web_model
-
-N_COMPARE = 24
-_WEB_STEPS = ["one self-contained file", "same answers as the course CNN, one digit at a time",
-              "no exporter notes (source paths, stack traces, doc strings)"]
-
-
-def reference_cnn():
-    """The course CNN (tests replace this with an untrained one to stay fast)."""
-    from ..models import trained_cnn
-
-    return trained_cnn(progress=False)
-
-
-def reference_probabilities(raw: np.ndarray) -> np.ndarray:
-    """Probabilities of the course CNN with its preprocessing baked in (torch) on raw uint8 digits."""
-    import torch
-
-    from .. import android
-
-    with torch.no_grad():
-        return android.with_preprocessing(reference_cnn())(torch.from_numpy(np.asarray(raw, dtype=np.uint8))).numpy()
-
-
-def _compare_digits(seed: int) -> np.ndarray:
-    from ..data import digits
-
-    x = digits(raw=True).x_test
-    return x[np.sort(np.random.default_rng(seed + 828).choice(len(x), N_COMPARE, replace=False))]
-
-
-def _notes(model) -> list[str]:
-    """Where a model still carries doc strings or metadata (what the exporter wrote about your machine)."""
-    found = []
-    if model.doc_string:
-        found.append("the model's doc_string")
-    if model.metadata_props:
-        found.append(f"{len(model.metadata_props)} model metadata_props")
-    g = model.graph
-    if g.doc_string or g.metadata_props:
-        found.append("the graph's doc_string/metadata_props")
-    nodes = [n for n in g.node if n.doc_string or n.metadata_props]
-    if nodes:
-        keys = sorted({p.key for n in nodes for p in n.metadata_props})[:3]
-        found.append(f"{len(nodes)} nodes' metadata ({', '.join(keys) or 'doc_string'})")
-    return found
-
-
-@exercise("08.web_model", title="Prepare the model for the web", points=3, kind="onnx",
-          hint="onnx.load reads the external data into the model; clear doc_string and metadata_props "
-               "(model, graph, every node); onnx.save writes one file.")
-def _web_model(answer, seed):
-    def rest(after: int, why: str):
-        for name in _WEB_STEPS[after + 1:]:
-            yield TestResult(name, False, f"not checked: {why}")
-
-    if isinstance(answer, Raised) or not isinstance(answer, OnnxBlob):
-        msg = (f"your function {answer.message}" if isinstance(answer, Raised)
-               else f"expected the path of an .onnx file, got {describe(answer)}")
-        yield TestResult(_WEB_STEPS[0], False, msg)
-        yield from rest(0, "no model")
-        return
-    import onnx
-
-    try:
-        model = onnx.load_from_string(answer.data)
-    except Exception as e:
-        yield TestResult(_WEB_STEPS[0], False, f"not a valid ONNX file ({type(e).__name__})")
-        yield from rest(0, "not an ONNX file")
-        return
-    external = [t.name for t in model.graph.initializer if t.data_location == onnx.TensorProto.EXTERNAL]
-    if external:
-        where = {e.value for t in model.graph.initializer for e in t.external_data if e.key == "location"}
-        yield TestResult(_WEB_STEPS[0], False,
-                         f"{len(external)} weights live in another file ({', '.join(sorted(where))}): the page fetches "
-                         "one URL, so load the data into the model and save it as one file")
-        yield from rest(0, "the weights are not in the file")
-        return
-    from ..checks import ort_session
-
-    try:
-        sess = ort_session(answer)
-    except Exception as e:
-        yield TestResult(_WEB_STEPS[0], False, f"ONNX Runtime cannot load it: {str(e).strip().splitlines()[0][:200]}")
-        yield from rest(0, "the model does not load")
-        return
-    yield TestResult(_WEB_STEPS[0], True, f"{len(answer.data):,} bytes, every weight inside")
-    inp = sess.get_inputs()[0]
-    if len(sess.get_inputs()) != 1 or inp.type != "tensor(uint8)":
-        yield TestResult(_WEB_STEPS[1], False,
-                         f"the page feeds one uint8 input (raw pixels 0..16, preprocessing baked in); this model takes "
-                         + ", ".join(f"{i.name} {i.type} {i.shape}" for i in sess.get_inputs()))
-        yield from rest(1, "the outputs are wrong, so the rest does not count")
-        return
-    x = _compare_digits(seed)
-    try:
-        got = np.concatenate([np.asarray(sess.run(None, {inp.name: x[i:i + 1]})[0]) for i in range(len(x))])
-    except Exception as e:
-        yield TestResult(_WEB_STEPS[1], False, f"running it on one digit failed: {str(e).strip().splitlines()[0][:200]}")
-        yield from rest(1, "the model does not run")
-        return
-    want = reference_probabilities(x)
-    t = expect_close(_WEB_STEPS[1], got, want, rtol=0, atol=1e-4)
-    if not t.passed:
-        if got.shape == want.shape:
-            diff = float(np.abs(got - want).max())
-            agree = float((got.argmax(1) == want.argmax(1)).mean())
-            t.message += f"; largest difference {diff:.3g}, same digit for {agree:.0%}"
-        if any(n.op_type in ("QuantizeLinear", "DequantizeLinear") or n.op_type.startswith("QLinear")
-               for n in model.graph.node):
-            t.message += " — this is an int8 model? This exercise asks for the fp32 one"
-        yield t
-        yield from rest(1, "the outputs are wrong, so the rest does not count")
-        return
-    yield t
-    notes = _notes(model)
-    yield TestResult(_WEB_STEPS[2], not notes,
-                     "nothing about your machine in the file" if not notes else
-                     "still in the file: " + "; ".join(notes) + " — a web page's model is public")
-
-
-# ---------------------------------------------------------------- 08.quiz
+declare("08.web_model", title="Prepare the model for the web", points=3, kind="onnx",
+        hint="onnx.load reads the external data into the model; clear doc_string and metadata_props "
+             "(model, graph, every node); onnx.save writes one file.")
 
 _QUESTIONS = [
     ("q1", "Your page sets ort.env.wasm.numThreads = 4, but the server sends no COOP/COEP headers. What happens?",
@@ -283,21 +46,5 @@ _QUESTIONS = [
       "c": "For bigger models where the GPU's work outweighs the cost of moving data to it; 'wasm' stays as the fallback"}),
 ]
 
-_QUIZ_KEY = {
-    "q1": ("b", "ORT Web checks for SharedArrayBuffer, which browsers give only to cross-origin isolated pages; the "
-                "model still loads (a), and the headers are about shared memory, not WebGPU (c)."),
-    "q2": ("a", "The measurement above: the .wasm runtime is megabytes, the model and the scripts tens of kilobytes. "
-                "int8 shrinks the model (b) but not the runtime; the JavaScript (c) is small."),
-    "q3": ("c", "Float addition is not associative, so another summation order changes the last bits. The browser "
-                "computes in float32, not float16 (a), and 1e-7 is far below the 1e-4 the course allows (b)."),
-    "q4": ("a", "Compare like with like: the same int8 file in both runtimes. Against fp32 (b) the int8 rounding "
-                "alone exceeds 1e-4; int8 results are deterministic, not random (c)."),
-    "q5": ("b", "The model takes the raw uint8 pixels and divides by 16 itself, so no copy of the preprocessing can "
-                "drift. ORT Web takes uint8 inputs fine (a), and JavaScript divides exactly enough (c)."),
-    "q6": ("c", "Uploading inputs and downloading outputs has a fixed cost that a tiny CNN never earns back; keep "
-                "'wasm' after 'webgpu' so browsers without WebGPU still run. Not always faster (a), and WebGPU is a "
-                "browser API (b)."),
-}
-
 quiz("08.quiz", title="Models in web pages", points=3, questions=[
-    Question(key, prompt, options, _QUIZ_KEY[key][0], _QUIZ_KEY[key][1]) for key, prompt, options in _QUESTIONS])
+    Question(key, prompt, options) for key, prompt, options in _QUESTIONS])

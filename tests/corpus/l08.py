@@ -1,0 +1,143 @@
+"""Lesson 08: answers learners write for the canvas's alpha channel, ORT Web's thread count and the web model."""
+from __future__ import annotations
+
+import math
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from corpus import Right, Wrong
+
+
+def alpha_ref(rgba, w, h):
+    return np.asarray(rgba, dtype=np.uint8).reshape(h, w, 4)[:, :, 3]
+
+
+def threads_ref(requested, isolated, cores):
+    if not (isinstance(requested, int) and requested > 0):
+        return min(4, math.ceil(cores / 2)) if isolated else 1
+    return requested if isolated else 1
+
+
+def _threads_match(requested, isolated, cores):
+    valid = type(requested) is int and requested >= 1
+    if isolated and valid:
+        return requested
+    if isolated:
+        return max(1, min(4, -(-cores // 2)))
+    return 1
+
+
+# ---------------------------------------------------------------- 08.web_model: files built once per process
+
+_MODELS: dict[str, Path] = {}
+
+
+def _strip(model):
+    model.doc_string = ""
+    del model.metadata_props[:]
+    for part in [model.graph, *model.graph.node]:
+        part.doc_string = ""
+        del part.metadata_props[:]
+    return model
+
+
+def _build() -> None:
+    import onnx
+    import torch
+
+    from labkit import android, quiet
+    from labkit.models import DigitsCNN, trained_cnn
+
+    d = Path(tempfile.mkdtemp(prefix="labkit-corpus-l08-"))
+    fp32 = android.export_baked(trained_cnn(), d / "fp32.onnx")
+    ext = d / "ext.onnx"
+    onnx.save(onnx.load(fp32), ext, save_as_external_data=True, all_tensors_to_one_file=True,
+              location="ext.onnx.data", size_threshold=0)
+    out = {"fp32": fp32, "ext": ext}
+    onnx.save(_strip(onnx.load(ext)), d / "ref.onnx")
+    out["ref"] = d / "ref.onnx"
+    m = onnx.load(ext)  # correct, written differently: a generic walk over every proto with notes
+    for proto in [m, m.graph, *m.graph.node, *m.graph.value_info, *m.graph.input, *m.graph.output]:
+        proto.ClearField("doc_string")
+        proto.ClearField("metadata_props")
+    onnx.save(m, d / "right_walk.onnx")
+    out["right_walk"] = d / "right_walk.onnx"
+    onnx.save(_strip(onnx.load(android.fix_batch_python(fp32, d / "b1.onnx"))), d / "right_b1.onnx")
+    out["right_b1"] = d / "right_b1.onnx"
+    calib = np.random.default_rng(0).integers(0, 17, (32, 1, 8, 8), dtype=np.uint8)
+    out["int8"] = android.quantize_int8(out["ref"], d / "int8.onnx", calib)
+    torch.manual_seed(99)
+    other = android.export_baked(DigitsCNN().eval(), d / "other.onnx")
+    onnx.save(_strip(onnx.load(other)), d / "other_weights.onnx")
+    out["other_weights"] = d / "other_weights.onnx"
+    with quiet():
+        torch.onnx.export(trained_cnn(), (torch.zeros(1, 1, 8, 8),), dynamo=True).save(str(d / "float_in.onnx"))
+    onnx.save(_strip(onnx.load(d / "float_in.onnx")), d / "float_in_stripped.onnx")
+    out["float_in"] = d / "float_in_stripped.onnx"
+    nodes_only = onnx.load(ext)  # graph-level notes left
+    for n in nodes_only.graph.node:
+        n.doc_string = ""
+        del n.metadata_props[:]
+    onnx.save(nodes_only, d / "nodes_only.onnx")
+    out["nodes_only"] = d / "nodes_only.onnx"
+    onnx.save(_strip(onnx.load(ext, load_external_data=False)), d / "ext_stripped.onnx")  # weights stay outside
+    out["ext_stripped"] = d / "ext_stripped.onnx"
+    _MODELS.update(out)
+
+
+def web_model(name: str):
+    """A corpus `make=` returning one of the built models (built on first use)."""
+    def make(tmp):
+        if not _MODELS:
+            _build()
+        return _MODELS[name]
+    return make
+
+
+CORPUS = {
+    "08.rgba_alpha": [
+        Right("every 4th byte from index 3", answer=lambda rgba, w, h: np.asarray(rgba)[3::4].reshape(h, w)),
+        Right("loops", answer=lambda rgba, w, h: np.array([[rgba[4 * (y * w + x) + 3] for x in range(w)] for y in range(h)])),
+        Right("list of lists", answer=lambda rgba, w, h: [[int(rgba[(y * w + x) * 4 + 3]) for x in range(w)] for y in range(h)]),
+        Wrong("red channel", answer=lambda rgba, w, h: np.asarray(rgba).reshape(h, w, 4)[:, :, 0]),
+        Wrong("every 4th byte from 0", answer=lambda rgba, w, h: np.asarray(rgba)[::4].reshape(h, w)),
+        Wrong("width and height swapped", answer=lambda rgba, w, h: np.asarray(rgba).reshape(w, h, 4)[:, :, 3]),
+        Wrong("transposed", answer=lambda rgba, w, h: alpha_ref(rgba, w, h).T),
+        Wrong("planar layout assumed", answer=lambda rgba, w, h: np.asarray(rgba).reshape(4, h, w)[3]),
+        Wrong("inverted", answer=lambda rgba, w, h: 255 - alpha_ref(rgba, w, h)),
+        Wrong("scaled to 0..1", answer=lambda rgba, w, h: alpha_ref(rgba, w, h) / 255),
+        Wrong("ink mask", answer=lambda rgba, w, h: (alpha_ref(rgba, w, h) >= 128).astype(int)),
+        Wrong("mean of RGBA", answer=lambda rgba, w, h: np.asarray(rgba).reshape(h, w, 4).mean(axis=2)),
+    ],
+    "08.threads": [
+        Right("match on isolation first", answer=_threads_match),
+        Right("one expression", answer=lambda r, iso, c: (r if isinstance(r, int) and r > 0 else min(4, (c + 1) // 2))
+              if iso else 1),
+        Wrong("ignores isolation", answer=lambda r, iso, c: r if isinstance(r, int) and r > 0 else min(4, math.ceil(c / 2))),
+        Wrong("default = all cores", answer=lambda r, iso, c: (r if isinstance(r, int) and r > 0 else c) if iso else 1),
+        Wrong("default rounds down",
+              answer=lambda r, iso, c: (r if isinstance(r, int) and r > 0 else min(4, max(1, c // 2))) if iso else 1),
+        Wrong("default not capped at 4",
+              answer=lambda r, iso, c: (r if isinstance(r, int) and r > 0 else math.ceil(c / 2)) if iso else 1),
+        Wrong("caps the request at the cores",
+              answer=lambda r, iso, c: (min(r, c) if isinstance(r, int) and r > 0 else min(4, math.ceil(c / 2))) if iso else 1),
+        Wrong("default is 1 even when isolated", answer=lambda r, iso, c: (r if isinstance(r, int) and r > 0 else 1) if iso else 1),
+        Wrong("non-integer request rounded",
+              answer=lambda r, iso, c: (int(r) if r else min(4, math.ceil(c / 2))) if iso and (r or 0) > 0
+              else (min(4, math.ceil(c / 2)) if iso else 1)),
+        Wrong("always 1", answer=lambda r, iso, c: 1),
+    ],
+    "08.web_model": [
+        Right("stripped with a generic walk", make=web_model("right_walk")),
+        Right("batch fixed to 1, then stripped", make=web_model("right_b1")),
+        Wrong("the export as is (notes with source paths)", make=web_model("fp32"), outputs_wrong=False),
+        Wrong("node notes stripped, graph notes left", make=web_model("nodes_only"), outputs_wrong=False),
+        Wrong("the external-data file handed in", make=web_model("ext")),
+        Wrong("stripped, weights still in the .data file", make=web_model("ext_stripped")),
+        Wrong("the int8 model", make=web_model("int8")),
+        Wrong("other weights", make=web_model("other_weights")),
+        Wrong("float input (preprocessing not baked in)", make=web_model("float_in")),
+    ],
+}
