@@ -243,6 +243,19 @@ def convert_to_ort(src: str | os.PathLike, out_dir: str | os.PathLike, style: st
     return {"ort": ort_path, "config": config, "operators": ops}
 
 
+def ort_operators(model: str | os.PathLike | bytes) -> list[str]:
+    """The operators an ORT-format file needs, as "domain:op" (what required_operators.config lists,
+    saved runtime optimizations included), read with onnxruntime's own ORT-format model processor."""
+    from onnxruntime.tools.ort_format_model.utils import _extract_ops_and_types_from_ort_models
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "model.ort"
+        path.write_bytes(model if isinstance(model, (bytes, bytearray)) else Path(model).read_bytes())
+        required, _ = _extract_ops_and_types_from_ort_models([path], False)
+    return sorted({f"{domain or 'ai.onnx'}:{op}" for domain, opsets in required.items()
+                   for ops in opsets.values() for op in ops})
+
+
 def is_ort_format(data: bytes) -> bool:
     """ORT-format files are FlatBuffers whose file identifier (bytes 4..8) is b'ORTM'."""
     return len(data) >= 8 and data[4:8] == b"ORTM"
