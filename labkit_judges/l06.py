@@ -12,7 +12,8 @@ Conventions (the notebook's prompts state the same, the judges below enforce the
   symmetric makes it [-m, m] with m = max(|rmin|, |rmax|) and, for a signed type, drops the lowest level
   (int8 [-127, 127], int16 [-32767, 32767]: onnxruntime's ONNX_INT_TYPE_SYMMETRIC_RANGE, so that -m and m are
   both representable and zero_point is 0); scale = (rmax - rmin) / (qmax - qmin) over that range;
-  zero_point = round(qmin - rmin / scale) (half to even); an empty range (all zeros) gives (1.0, 0).
+  zero_point = round((qmin + qmax) / 2) when symmetric (0 for int8, 128 for uint8, as compute_scale_zp does),
+  else round(qmin - rmin / scale) (half to even); an empty range (all zeros) gives (1.0, 0).
 """
 from __future__ import annotations
 
@@ -50,7 +51,7 @@ def choose_qparams_ref(x, qmin: int, qmax: int, symmetric: bool, dtype=np.float6
     scale = dtype((rmax - rmin) / dtype(qmax - qmin))
     if scale == 0:
         return 1.0, 0
-    zp = np.round(dtype(qmin) - rmin / scale)
+    zp = np.round((qmin + qmax) / 2.0) if symmetric else np.round(dtype(qmin) - rmin / scale)
     return float(scale), int(np.clip(zp, qmin, qmax))
 
 
@@ -207,12 +208,14 @@ def _qparams_cases(seed: int) -> list[tuple]:
         (rng.normal(0.3, 1.0, 64).astype(np.float32), 0, 255, True),
         (rng.normal(0, 1.0, 64).astype(np.float32), -32768, 32767, True),
         (rng.uniform(-2.0, 0.7, 64).astype(np.float32), -128, 127, True),
+        (np.concatenate([[-0.3, 1.0], rng.uniform(-0.3, 1.0, 30)]).astype(np.float32), 0, 255, False),
     ]
 
 
 _QPARAMS_NAMES = ["uint8 asymmetric", "int8 symmetric", "all positive (range must include 0)",
                   "all negative (range must include 0)", "constant tensor 2.5", "all zeros (no division by zero)",
-                  "uint8 symmetric", "int16 symmetric", "int8 symmetric, negative side larger"]
+                  "uint8 symmetric", "int16 symmetric", "int8 symmetric, negative side larger",
+                  "uint8, zero point 58.8 rounds up"]
 
 
 def _as_number(v, kind: str):

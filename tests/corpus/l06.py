@@ -83,6 +83,8 @@ def _qp(full_signed=False, no_zero=False, trunc=False, no_guard=False, mean_zp=F
             return 1.0, 0
         if symmetric and mean_zp:
             zp = (qmin + qmax) // 2
+        elif symmetric:
+            zp = int(np.round((qmin + qmax) / 2))
         else:
             zp = qmin - rmin / scale
             zp = int(zp) if trunc else int(np.round(zp))
@@ -189,7 +191,7 @@ CORPUS = {
         Wrong("range not widened to include 0", answer=_qp(no_zero=True)),
         Wrong("int() truncates the zero point", answer=_qp(trunc=True)),
         Wrong("no guard for an all-zero tensor", answer=_qp(no_guard=True)),
-        Wrong("symmetric zero point (qmin + qmax) // 2", answer=_qp(full_signed=True, mean_zp=True)),
+        Wrong("symmetric zero point (qmin + qmax) // 2, full range", answer=_qp(full_signed=True, mean_zp=True)),
         Wrong("max - min over 256 levels", answer=lambda x, lo, hi, sym: (float(np.ptp(x)) / 256 or 1.0, 0)),
     ],
     "06.calibration": [
