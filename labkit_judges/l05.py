@@ -291,6 +291,82 @@ def _fold_graph(outputs, seed):
         yield expect_close(names[2], out, want, rtol=1e-4, atol=1e-4)
 
 
+# ---------------------------------------------------------------- 05.rewrite_rule
+#
+# The learner hands in rewrite_matmul_add(model) -> ModelProto built on onnxscript.rewriter. The check calls it on
+# graphs it never saw: 2-D MatMul+Add pairs (one written Add(bias, MatMul)) that must become Gemm, a 3-D MatMul+Add
+# that must stay (Gemm takes 2-D inputs only), and an Identity that a graph optimizer would remove.
+
+REWRITE_GRAPHS = ("MLP with two pairs", "3-D input")
+REWRITE_TESTS = tuple(f"{g}: {t}" for g in REWRITE_GRAPHS for t in ("node counts", "same outputs"))
+
+
+def rewrite_graph(seed: int, k: int):
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(seed * 29 + 5151 + k)
+    a, b, c = (int(v) for v in rng.integers(3, 9, 3))
+    x_name = ("x", "features", "h")[(seed + k) % 3]
+    init = lambda n, arr: numpy_helper.from_array(np.asarray(arr, np.float32), n)  # noqa: E731
+    if k == 0:
+        nodes = [helper.make_node("MatMul", [x_name, "W1"], ["mm1"]), helper.make_node("Add", ["mm1", "B1"], ["h1"]),
+                 helper.make_node("Relu", ["h1"], ["r1"]), helper.make_node("Identity", ["r1"], ["r1_id"]),
+                 helper.make_node("MatMul", ["r1_id", "W2"], ["mm2"]), helper.make_node("Add", ["B2", "mm2"], ["y"])]
+        inits = [init("W1", rng.normal(0, 1, (a, b))), init("B1", rng.normal(0, 1, b)),
+                 init("W2", rng.normal(0, 1, (b, c))), init("B2", rng.normal(0, 1, c))]
+        x_shape, y_shape = ["N", a], ["N", c]
+    else:
+        nodes = [helper.make_node("MatMul", [x_name, "W"], ["mm"]), helper.make_node("Add", ["mm", "B"], ["y"])]
+        inits = [init("W", rng.normal(0, 1, (a, b))), init("B", rng.normal(0, 1, b))]
+        x_shape, y_shape = ["N", 5, a], ["N", 5, b]
+    graph = helper.make_graph(nodes, f"rewrite_{k}", [helper.make_tensor_value_info(x_name, TensorProto.FLOAT, x_shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, y_shape)], inits)
+    return onnx.shape_inference.infer_shapes(
+        helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=9))
+
+
+def _rewrite_cases(seed: int) -> list[tuple]:
+    return [(rewrite_graph(seed, k),) for k in range(len(REWRITE_GRAPHS))]
+
+
+@judge("05.rewrite_rule", cases=_rewrite_cases, tests=REWRITE_TESTS, behaviour=REWRITE_TESTS)
+def _rewrite_rule(outputs, seed):
+    from collections import Counter
+
+    expected = ({"Gemm": 2, "Relu": 1, "Identity": 1}, {"MatMul": 1, "Add": 1})
+    for k, (label, got) in enumerate(zip(REWRITE_GRAPHS, outputs)):
+        names = [f"{label}: node counts", f"{label}: same outputs"]
+        model, why = load_onnx(got)
+        if model is None:
+            for name in names:
+                yield TestResult(name, False, why if "your function" in why else
+                                 f"the function should return the rewritten onnx.ModelProto; {why}")
+            continue
+        ops = dict(Counter(n.op_type for n in model.graph.node))
+        want = expected[k]
+        yield TestResult(names[0], ops == want, f"{ops}" if ops == want else
+                         f"expected the operators {want}, got {ops}"
+                         + (" — Gemm takes 2-D inputs only: the condition must refuse a 3-D MatMul" if k == 1 and
+                            "Gemm" in ops else "")
+                         + (" — Add(bias, MatMul(...)) is the same pattern with the inputs swapped (commute=True)"
+                            if k == 0 and ops.get("Gemm") == 1 else "")
+                         + (" — only MatMul+Add pairs change: keep every other node" if k == 0 and
+                            "Identity" not in ops else ""))
+        original = rewrite_graph(seed, k)
+        x_name = original.graph.input[0].name
+        dims = [d.dim_value or 3 for d in original.graph.input[0].type.tensor_type.shape.dim]
+        x = np.random.default_rng(seed + 5252 + k).normal(size=dims).astype(np.float32)
+        want_out = _session(original).run(None, {x_name: x})[0]
+        try:
+            out = _session(model).run(None, {x_name: x})[0]
+        except Exception as e:
+            yield TestResult(names[1], False, f"ONNX Runtime (optimizations disabled) cannot run the result: "
+                                              f"{_first_line(e)}")
+            continue
+        yield expect_close(names[1], out, want_out, rtol=1e-4, atol=1e-4)
+
+
 # ---------------------------------------------------------------- 05.quiz
 
 quiz_key("05.quiz", {

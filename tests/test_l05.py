@@ -243,3 +243,30 @@ def test_answers_survive_the_grader_round_trip(tmp_path):
     wrong = tmp_path / "wrong"
     plain.save(collect(get("05.fold_bn"), no_reshape, 11), wrong)
     assert judge_saved(get("05.fold_bn"), wrong, 11).status == "failed"
+
+
+# ---------------------------------------------------------------- 05.rewrite_rule
+
+from corpus.l05 import _rule_rewriter  # noqa: E402
+
+
+def test_rewrite_rule_reference_passes_on_many_seeds():
+    for seed in (0, 2, 9):
+        r = evaluate(get("05.rewrite_rule"), _rule_rewriter(), seed=seed)
+        assert r.status == "passed" and r.points == 3, (seed, r)
+
+
+def test_rewrite_rule_mistakes_are_named():
+    no_condition = evaluate(get("05.rewrite_rule"), _rule_rewriter(condition=False))
+    assert no_condition.points <= 1.5 and "Gemm takes 2-D inputs only" in failed_messages(no_condition)
+    no_commute = evaluate(get("05.rewrite_rule"), _rule_rewriter(commute=False))
+    assert no_commute.points <= 1.5 and "commute=True" in failed_messages(no_commute)
+
+
+@pytest.mark.parametrize("hostile, status", [
+    (None, "not_attempted"), (_stub, "not_attempted"), ("rule", "error"), (lambda m: None, "failed"),
+    (lambda m: 1 / 0, "failed"), (lambda m: b"junk", "failed"), (lambda: 0, "failed"),
+])
+def test_rewrite_rule_hostile(hostile, status):
+    r = evaluate(get("05.rewrite_rule"), hostile)
+    assert r.status == status and r.points == 0, r

@@ -30,6 +30,9 @@ quiz("05.quiz", title="Predict what each optimization level does", points=4, que
 declare("05.portable", title="Save a portable optimized model", points=3, kind="onnx",
         hint="SessionOptions(): graph_optimization_level = ORT_ENABLE_EXTENDED and optimized_model_filepath = 'artifacts/practice_extended.onnx'; creating the InferenceSession writes the file.")
 
+declare("05.rewrite_rule", title="A rewrite rule with onnxscript: MatMul + Add -> Gemm", points=3, kind="function",
+        hint="target(op, x, w, b) returns op.Add(op.MatMul(x, w), b); replacement(op, x, w, b) returns op.Gemm(x, w, b); the condition returns True only when x and w have rank 2 and b rank 1 (x.shape may be None: check it). pattern.RewriteRuleSet([pattern.RewriteRule(target, replacement, condition)], commute=True) also matches Add(b, MatMul(x, w)). Return onnxscript.rewriter.rewrite(model, pattern_rewrite_rules=that rule set).")
+
 
 # ---------------------------------------------------------------- lesson material (handed to the learner)
 

@@ -172,6 +172,66 @@ def _other_weights():
 
 L = ort.GraphOptimizationLevel
 
+
+# ---------------------------------------------------------------- 05.rewrite_rule
+
+
+def _rule_rewriter(condition=True, commute=True, gemm_attrs=None):
+    from onnxscript.rewriter import pattern, rewrite
+
+    def target(op, x, w, b):
+        return op.Add(op.MatMul(x, w), b)
+
+    def replacement(op, x, w, b):
+        return op.Gemm(x, w, b, **(gemm_attrs or {}))
+
+    def rank2(context, x, w, b, **_):
+        return all(v.shape is not None for v in (x, w, b)) and len(x.shape) == len(w.shape) == 2 and len(b.shape) == 1
+
+    rule = pattern.RewriteRule(target, replacement, rank2 if condition else None)
+    return lambda model: rewrite(model, pattern_rewrite_rules=pattern.RewriteRuleSet([rule], commute=commute))
+
+
+def _two_rules(model):
+    """Right, written differently: two explicit patterns instead of commute=True, a class-free condition on rank."""
+    from onnxscript.rewriter import pattern, rewrite
+
+    def ok(context, x, w, b, **_):
+        try:
+            return len(x.shape) == 2 and len(w.shape) == 2 and len(b.shape) == 1
+        except TypeError:
+            return False
+
+    rules = [pattern.RewriteRule(lambda op, x, w, b: op.Add(op.MatMul(x, w), b), lambda op, x, w, b: op.Gemm(x, w, b), ok),
+             pattern.RewriteRule(lambda op, x, w, b: op.Add(b, op.MatMul(x, w)), lambda op, x, w, b: op.Gemm(x, w, b), ok)]
+    return rewrite(model, pattern_rewrite_rules=rules)
+
+
+def _rewrite_by_hand_everything(model):
+    """Replaces every MatMul+Add by Gemm without looking at ranks (breaks the 3-D graph)."""
+    from onnx import helper
+
+    m = copy.deepcopy(model)
+    prod = {o: n for n in m.graph.node for o in n.output}
+    nodes = []
+    drop = set()
+    for n in m.graph.node:
+        if n.op_type == "Add":
+            mm = prod.get(n.input[0]) or prod.get(n.input[1])
+            if mm is not None and mm.op_type == "MatMul":
+                bias = n.input[1] if prod.get(n.input[0]) is mm else n.input[0]
+                nodes.append(helper.make_node("Gemm", [mm.input[0], mm.input[1], bias], list(n.output)))
+                drop.add(id(mm))
+                continue
+        nodes.append(n)
+    del m.graph.node[:]
+    m.graph.node.extend([n for n in nodes if id(n) not in drop])
+    return m
+
+
+def _ort_basic(model):
+    return _ort_shortcut(model)
+
 CORPUS = {
     "05.fold_bn": [
         Right("einsum, b=0 by default", answer=_fold_einsum),
@@ -199,6 +259,16 @@ CORPUS = {
         Wrong("only the first pair", answer=lambda m: _fold_model(m, only_first=True)),
         Wrong("names of the practice model hard-coded",
               answer=lambda m: _fold_model(m, names={"conv1", "conv2", "conv3"})),
+        Wrong("returns the model unchanged", answer=lambda m: m),
+    ],
+    "05.rewrite_rule": [
+        Right("one rule, commute=True, rank condition", answer=_rule_rewriter()),
+        Right("two explicit patterns", answer=_two_rules),
+        Wrong("no condition: a 3-D MatMul becomes Gemm", answer=_rule_rewriter(condition=False)),
+        Wrong("Add(bias, MatMul) not matched", answer=_rule_rewriter(commute=False)),
+        Wrong("Gemm with transB=1", answer=_rule_rewriter(gemm_attrs={"transB": 1})),
+        Wrong("by hand, every pair, ranks ignored", answer=_rewrite_by_hand_everything),
+        Wrong("ONNX Runtime's optimizer instead of a rule", answer=_ort_basic),
         Wrong("returns the model unchanged", answer=lambda m: m),
     ],
     "05.portable": [
