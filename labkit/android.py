@@ -109,16 +109,19 @@ def calibration_reader(raw_pixels: np.ndarray, input_name: str = INPUT_NAME):
     return Reader()
 
 
-def quantize_int8(src: str | os.PathLike, dst: str | os.PathLike, raw_pixels: np.ndarray) -> Path:
-    """Static int8 (QDQ, per-channel weights) of the baked model, calibrated on `raw_pixels` (N,1,8,8)."""
-    from onnxruntime.quantization import QuantFormat, quantize_static
+def quantize_int8(src: str | os.PathLike, dst: str | os.PathLike, raw_pixels: np.ndarray,
+                  activations: str = "QUInt8") -> Path:
+    """Static quantization (QDQ, per-channel int8 weights) of the baked model, calibrated on `raw_pixels`
+    (N,1,8,8). Activations are uint8 by default: NNAPI's quantized operators take uint8 activations only
+    (quantize_static's own default is QInt8)."""
+    from onnxruntime.quantization import QuantFormat, QuantType, quantize_static
 
     from .quiet import quiet
 
     dst = Path(dst)
     with quiet():
         quantize_static(str(src), str(dst), calibration_reader(raw_pixels), quant_format=QuantFormat.QDQ,
-                        per_channel=True)
+                        per_channel=True, activation_type=QuantType[activations], weight_type=QuantType.QInt8)
     return dst
 
 
@@ -222,18 +225,22 @@ def format_rows(rows: Sequence[dict], columns: Sequence[str] | None = None) -> s
     return "\n".join([line(cols), line(["-" * w for w in widths])] + [line(r) for r in cells])
 
 
-def convert_to_ort(src: str | os.PathLike, out_dir: str | os.PathLike, style: str = "Runtime") -> dict:
+def convert_to_ort(src: str | os.PathLike, out_dir: str | os.PathLike, style: str = "Runtime",
+                   target_platform: str | None = None) -> dict:
     """convert_onnx_models_to_ort on one model; returns the .ort path, the operator config and the ops.
 
     `style` "Runtime" keeps the graph portable across execution providers (NNAPI, XNNPACK, CPU) and
     saves the CPU optimizations to be replayed at load time; "Fixed" applies them now.
+    `target_platform` "arm" lets the saved optimizations fuse int8 (s8) QDQ patterns into QLinear* kernels
+    (session.qdqisint8allowed=1), which ONNX Runtime does on Arm; without it the converter assumes x86.
     """
     src, out_dir = Path(src), Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:  # the tool converts every .onnx in a folder: give it one
         one = Path(tmp) / src.name
         shutil.copyfile(src, one)
-        run_tool("convert_onnx_models_to_ort", "--optimization_style", style, "--output_dir", out_dir, one)
+        extra = ["--target_platform", target_platform] if target_platform else []
+        run_tool("convert_onnx_models_to_ort", "--optimization_style", style, *extra, "--output_dir", out_dir, one)
     suffix = ".with_runtime_opt" if style == "Runtime" else ""
     ort_path = out_dir / f"{src.stem}{suffix}.ort"
     config = out_dir / f"{src.stem}.required_operators{suffix}.config"  # named so for a single model
@@ -241,6 +248,19 @@ def convert_to_ort(src: str | os.PathLike, out_dir: str | os.PathLike, style: st
         config = out_dir / f"required_operators{suffix}.config"
     ops = [line for line in config.read_text().splitlines() if line and not line.startswith("#")]
     return {"ort": ort_path, "config": config, "operators": ops}
+
+
+def ort_operators(model: str | os.PathLike | bytes) -> list[str]:
+    """The operators an ORT-format file needs, as "domain:op" (what required_operators.config lists,
+    saved runtime optimizations included), read with onnxruntime's own ORT-format model processor."""
+    from onnxruntime.tools.ort_format_model.utils import _extract_ops_and_types_from_ort_models
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "model.ort"
+        path.write_bytes(model if isinstance(model, (bytes, bytearray)) else Path(model).read_bytes())
+        required, _ = _extract_ops_and_types_from_ort_models([path], False)
+    return sorted({f"{domain or 'ai.onnx'}:{op}" for domain, opsets in required.items()
+                   for ops in opsets.values() for op in ops})
 
 
 def is_ort_format(data: bytes) -> bool:

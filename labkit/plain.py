@@ -64,6 +64,8 @@ def to_plain(obj: Any, depth: int = 0) -> Any:
         return int(obj)
     if isinstance(obj, np.floating):
         return float(obj)
+    if type(obj).__name__ == "ModelProto" and type(obj).__module__.startswith("onnx"):
+        return OnnxBlob(obj.SerializeToString())  # a function that returns a model: its bytes cross
     if type(obj).__module__.startswith("torch") and hasattr(obj, "detach"):
         obj = obj.detach().cpu().numpy()
     if isinstance(obj, np.ndarray):

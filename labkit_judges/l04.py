@@ -70,11 +70,14 @@ def _predict_cases(seed: int) -> list[tuple]:
             for model, images, batch_size, _ in _predict_data(seed)]
 
 
-@judge("04.predict", cases=_predict_cases)
+#: one fixed test name per planned case
+PREDICT_TESTS = tuple(f"{n} image{'' if n == 1 else 's'}, batch_size {b}" for n, b, _ in _PREDICT_PLAN)
+
+
+@judge("04.predict", cases=_predict_cases, tests=PREDICT_TESTS, behaviour=PREDICT_TESTS)
 def _predict(outputs, seed):
-    for (_, images, batch_size, want), got in zip(_predict_data(seed), outputs):
+    for name, (_, images, batch_size, want), got in zip(PREDICT_TESTS, _predict_data(seed), outputs):
         n = len(images)
-        name = f"{n} image{'' if n == 1 else 's'}, batch_size {batch_size}"
         if isinstance(got, Raised):
             extra = " (with 0 images there is nothing to concatenate)" if n == 0 and "concatenate" in got.message else ""
             yield TestResult(name, False, f"your function {got.message}{extra}")
@@ -206,12 +209,14 @@ def _top_operator_cases(seed: int) -> list[tuple]:
     return cases
 
 
-@judge("04.top_operator", cases=_top_operator_cases)
+TOP_TESTS = tuple(f"trace {k + 1}" + (" (given as a path)" if k == _N_TRACES - 1 else "") for k in range(_N_TRACES))
+
+
+@judge("04.top_operator", cases=_top_operator_cases, tests=TOP_TESTS, behaviour=TOP_TESTS)
 def _top_operator(outputs, seed):
-    for k, got in enumerate(outputs):
+    for k, (name, got) in enumerate(zip(TOP_TESTS, outputs)):
         events = profile_trace(seed, k)
         want = top_operator_reference(events)
-        name = f"trace {k + 1}" + (" (given as a path)" if k == _N_TRACES - 1 else "")
         if isinstance(got, Raised):
             yield TestResult(name, False, f"your function {got.message}")
             continue
@@ -287,7 +292,10 @@ def _provider_cases(seed: int) -> list[tuple]:
     return [(available, preferred) for _, preferred, available in _provider_data(seed)]
 
 
-@judge("04.choose_providers", cases=_provider_cases)
+PROVIDER_TESTS = tuple(n for n, _, _ in _FIXED_PROVIDER_CASES) + tuple(f"random case {i + 1}" for i in range(3))
+
+
+@judge("04.choose_providers", cases=_provider_cases, tests=PROVIDER_TESTS, behaviour=PROVIDER_TESTS)
 def _choose_providers(outputs, seed):
     for (name, preferred, available), got in zip(_provider_data(seed), outputs):
         want = choose_providers_reference(available, preferred)
@@ -312,8 +320,16 @@ def _choose_providers(outputs, seed):
 # ---------------------------------------------------------------- 04.quiz
 
 quiz_key("04.quiz", {
-    "q1": ("b", "Requested is a wish list; get_providers() is what the session really uses."),
-    "q2": ("a", "Pay the set-up once; each run then only computes."),
-    "q3": ("b", "The default ORT_SEQUENTIAL mode runs one node at a time; intra_op threads split each node."),
-    "q4": ("b", "Names are node names (fused nodes get new ones); cat is 'Node' or 'Session'."),
+    "q1": ("b", "Requested is a wish list: a provider this build lacks is skipped with a warning, not an error, so "
+                "the GPU is not used (a); get_providers() lists every provider the session really uses, in order, "
+                "not the last one requested (c)."),
+    "q2": ("a", "Pay the set-up once; each run then only computes. A process may hold many sessions (b), and a "
+                "session gives the same results whether it is new or reused (c)."),
+    "q3": ("c", "The default ORT_SEQUENTIAL mode runs one node at a time, so inter-op threads idle; it is not the "
+                "main thread setting (a: intra_op_num_threads splits each node), and it is not about GPUs (b)."),
+    "q4": ("a", "args['op_name'] holds the type. The event name is the node's name plus '_kernel_time' (fused "
+                "nodes get new names, b), and cat is only 'Node' or 'Session' (c)."),
+    "q5": ("c", "The dynamo exporter stores the weights as external data in cnn.onnx.data: the .onnx file holds "
+                "only the graph. ONNX does not compress weights (a: float32 is float32 in any file), and ONNX "
+                "Runtime never downloads anything (b); copy both files together."),
 })

@@ -9,9 +9,11 @@ Conventions (the notebook's prompts state the same, the judges below enforce the
   with the subtraction done in a wide type (int8/uint8 arithmetic would wrap around).
 * ``choose_qparams(x, qmin, qmax, symmetric)`` returns ``(scale, zero_point)``: a float and an int,
   following onnxruntime's ``compute_scale_zp``: the range [min(x), max(x)] is widened to include 0;
-  symmetric makes it [-m, m] with m = max(|rmin|, |rmax|); scale = (rmax - rmin) / (qmax - qmin);
-  zero_point = round((qmin + qmax) / 2) when symmetric, else round(qmin - rmin / scale) (half to even);
-  an empty range (all zeros) gives (1.0, 0).
+  symmetric makes it [-m, m] with m = max(|rmin|, |rmax|) and, for a signed type, drops the lowest level
+  (int8 [-127, 127], int16 [-32767, 32767]: onnxruntime's ONNX_INT_TYPE_SYMMETRIC_RANGE, so that -m and m are
+  both representable and zero_point is 0); scale = (rmax - rmin) / (qmax - qmin) over that range;
+  zero_point = round((qmin + qmax) / 2) when symmetric (0 for int8, 128 for uint8, as compute_scale_zp does),
+  else round(qmin - rmin / scale) (half to even); an empty range (all zeros) gives (1.0, 0).
 """
 from __future__ import annotations
 
@@ -44,6 +46,8 @@ def choose_qparams_ref(x, qmin: int, qmax: int, symmetric: bool, dtype=np.float6
     if symmetric:
         m = max(abs(rmin), abs(rmax))
         rmin, rmax = -m, m
+        if qmin < 0:  # a signed type: ORT's symmetric range drops the lowest level, [-qmax, qmax]
+            qmin = -qmax
     scale = dtype((rmax - rmin) / dtype(qmax - qmin))
     if scale == 0:
         return 1.0, 0
@@ -143,7 +147,7 @@ def _quantize_diagnose(args):
     return diagnose
 
 
-@judge("06.quantize", cases=_quantize_cases)
+@judge("06.quantize", cases=_quantize_cases, tests=(*_QUANTIZE_NAMES, "returns int32"), behaviour=_QUANTIZE_NAMES)
 def _quantize(outputs, seed):
     cases = _quantize_cases(seed)
     for name, args, got in zip(_QUANTIZE_NAMES, cases, outputs):
@@ -174,7 +178,8 @@ _DEQUANTIZE_NAMES = ["int8 with zero point 10 (includes -128)", "uint8 with zero
                      "per-channel (broadcasting)", "int32 input, all equal to the zero point"]
 
 
-@judge("06.dequantize", cases=_dequantize_cases)
+@judge("06.dequantize", cases=_dequantize_cases, tests=(*_DEQUANTIZE_NAMES, "returns float32"),
+       behaviour=_DEQUANTIZE_NAMES)
 def _dequantize(outputs, seed):
     for name, args, got in zip(_DEQUANTIZE_NAMES, _dequantize_cases(seed), outputs):
         t = expect_close(name, got, dequantize_ref(*args), rtol=1e-6, atol=1e-7)
@@ -201,13 +206,16 @@ def _qparams_cases(seed: int) -> list[tuple]:
         (np.full((4, 4), 2.5, np.float32), -128, 127, False),
         (np.zeros((3, 3), np.float32), 0, 255, False),
         (rng.normal(0.3, 1.0, 64).astype(np.float32), 0, 255, True),
-        (rng.normal(0, 1.0, 64).astype(np.float32), -8, 7, True),
+        (rng.normal(0, 1.0, 64).astype(np.float32), -32768, 32767, True),
+        (rng.uniform(-2.0, 0.7, 64).astype(np.float32), -128, 127, True),
+        (np.concatenate([[-0.3, 1.0], rng.uniform(-0.3, 1.0, 30)]).astype(np.float32), 0, 255, False),
     ]
 
 
 _QPARAMS_NAMES = ["uint8 asymmetric", "int8 symmetric", "all positive (range must include 0)",
                   "all negative (range must include 0)", "constant tensor 2.5", "all zeros (no division by zero)",
-                  "uint8 symmetric", "4-bit symmetric [-8, 7]"]
+                  "uint8 symmetric", "int16 symmetric", "int8 symmetric, negative side larger",
+                  "uint8, zero point 58.8 rounds up"]
 
 
 def _as_number(v, kind: str):
@@ -223,7 +231,7 @@ def _as_number(v, kind: str):
     return float(v) if isinstance(v, (int, float)) else None
 
 
-@judge("06.choose_qparams", cases=_qparams_cases)
+@judge("06.choose_qparams", cases=_qparams_cases, tests=_QPARAMS_NAMES, behaviour=_QPARAMS_NAMES)
 def _choose_qparams(outputs, seed):
     for name, args, got in zip(_QPARAMS_NAMES, _qparams_cases(seed), outputs):
         refs = {choose_qparams_ref(*args), choose_qparams_ref(*args, dtype=np.float32)}
@@ -248,93 +256,208 @@ def _choose_qparams(outputs, seed):
             problems.append(f"zero_point must be an int (use int(...)), got {got[1]!r}")
         elif zp not in {z for _, z in refs}:
             problems.append(f"expected zero_point {zp_want}, got {zp}")
+        if problems and args[3] and args[1] < 0 and scale is not None and np.isfinite(scale) and scale > 0:
+            m = max(abs(float(np.min(args[0]))), abs(float(np.max(args[0]))))
+            if np.isclose(scale, 2 * m / (args[2] - args[1]), rtol=1e-5):
+                problems.append(f"that scale is 2m/{args[2] - args[1]}: symmetric signed ranges drop the lowest "
+                                f"level ([-{args[2]}, {args[2]}]), so the scale is m/{args[2]}")
         yield TestResult(name, not problems, "; ".join(problems) if problems else
                          f"scale {scale:.6g}, zero_point {zp}")
 
 
 # ---------------------------------------------------------------- 06.calibration
+#
+# The learner hands in quantize_digits(model_path, images) -> onnx.ModelProto: it must build a
+# CalibrationDataReader over `images` and call quantize_static (QDQ, per-channel weights). The check calls it on
+# small CNNs it never saw (random weights, another input name) with a random subset of the digits, and compares
+# the activation scales its calibration found with those of a reference calibration on the same images: a reader
+# that ignores the images it is given (noise, raw 0..16 pixels, one image, other data) calibrates other ranges.
 
-#: the quantized CNN must keep at least this accuracy: fp32 accuracy minus two points. One point is
-#: 4.5 of the 450 test digits: correct readers measured 0.9-1.1 points below fp32 depending on the
-#: trained weights, while a useless reader (all-zero images) loses about 14 points.
-MAX_ACCURACY_DROP = 0.02
-#: and be at most this share of the fp32 weights' bytes (int8 weights alone are 25%; the rest is
-#: scales, zero points, int32 biases and the graph)
-MAX_SIZE_SHARE = 0.35
-_DYNAMIC_OPS = {"DynamicQuantizeLinear", "ConvInteger", "MatMulInteger", "DynamicQuantizeMatMul"}
-_STATIC_OPS = {"QuantizeLinear", "QLinearConv", "QLinearMatMul", "QGemm"}
 _cache: dict = {}
+_DYNAMIC_OPS = {"DynamicQuantizeLinear", "ConvInteger", "MatMulInteger", "DynamicQuantizeMatMul"}
+CALIB_MODELS = ("model A", "model B")
+CALIB_KINDS = ("QDQ format", "per-channel weights", "calibrated on the given images", "same outputs as the reference")
+CALIB_TESTS = tuple(f"{m}: {k}" for m in CALIB_MODELS for k in CALIB_KINDS)
+CALIB_BEHAVIOUR = tuple(t for t in CALIB_TESTS if t.endswith(("given images", "reference")))
 
 
-def fp32_reference() -> dict:
-    """Accuracy on the test digits and fp32 weight bytes of the course CNN, rebuilt by the judge."""
-    if "ref" not in _cache:
-        import torch
+def calibration_model(seed: int, k: int) -> bytes:
+    """A small digits CNN with random weights (Conv-Relu-Conv-Relu-MaxPool-Flatten-Gemm) and input name of its own."""
+    from onnx import TensorProto, helper, numpy_helper
 
-        from labkit.data import digits
-        from labkit.models import accuracy, trained_cnn
+    rng = np.random.default_rng(seed * 17 + 6060 + k)
+    name = ("image", "pixels", "x")[(seed + k) % 3]
+    c1, c2 = int(rng.integers(4, 9)), int(rng.integers(6, 13))
+    init = lambda n, a: numpy_helper.from_array(np.asarray(a, np.float32), n)  # noqa: E731
+    inits = [init("c1.w", rng.normal(0, 1 / 3, (c1, 1, 3, 3))), init("c1.b", rng.normal(0, 0.1, c1)),
+             init("c2.w", rng.normal(0, (c1 * 9) ** -0.5, (c2, c1, 3, 3)) * rng.uniform(0.1, 2.0, (c2, 1, 1, 1))),
+             init("c2.b", rng.normal(0, 0.1, c2)),
+             init("fc.w", rng.normal(0, (c2 * 16) ** -0.5, (10, c2 * 16))), init("fc.b", rng.normal(0, 0.1, 10))]
+    nodes = [helper.make_node("Conv", [name, "c1.w", "c1.b"], ["t1"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["t1"], ["r1"]),
+             helper.make_node("Conv", ["r1", "c2.w", "c2.b"], ["t2"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["t2"], ["r2"]),
+             helper.make_node("MaxPool", ["r2"], ["p"], kernel_shape=[2, 2], strides=[2, 2]),
+             helper.make_node("Flatten", ["p"], ["f"], axis=1),
+             helper.make_node("Gemm", ["f", "fc.w", "fc.b"], ["logits"], transB=1)]
+    graph = helper.make_graph(nodes, f"calib_{k}", [helper.make_tensor_value_info(name, TensorProto.FLOAT, ["batch", 1, 8, 8])],
+                              [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", 10])], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8).SerializeToString()
 
-        model = trained_cnn()
-        d = digits()
-        # BatchNorm folds into the preceding Conv at export, so only Conv and Linear parameters remain
-        params = sum(p.numel() for m in model.modules() if isinstance(m, (torch.nn.Conv2d, torch.nn.Linear))
-                     for p in m.parameters())
-        _cache["ref"] = {"accuracy": accuracy(model, d.x_test, d.y_test), "weight_bytes": 4 * int(params)}
-    return _cache["ref"]
 
-
-@judge("06.calibration")
-def _calibration(answer, seed):
-    model, why = load_onnx(answer)
-    if model is None:
-        yield TestResult("loads", False, why)
-        return
-    ref = fp32_reference()
-    ops = {n.op_type for n in model.graph.node}
-    if ops & _DYNAMIC_OPS:
-        yield TestResult("static quantization", False,
-                         f"the model holds {sorted(ops & _DYNAMIC_OPS)}: that is dynamic quantization "
-                         "(quantize_dynamic); use quantize_static with your calibration reader")
-    elif not ops & _STATIC_OPS:
-        yield TestResult("static quantization", False,
-                         f"no QuantizeLinear or QLinear* node: this model is not quantized (ops: {sorted(ops)[:8]})")
-    else:
-        yield TestResult("static quantization", True, "activations are quantized with calibrated scales")
-    size = len(answer.data) if isinstance(answer, OnnxBlob) else len(model.SerializeToString())
-    limit = MAX_SIZE_SHARE * ref["weight_bytes"]
-    share = size / ref["weight_bytes"]
-    yield TestResult("size", size <= limit,
-                     f"{size:,} bytes = {share:.0%} of the fp32 weights ({ref['weight_bytes']:,} bytes); "
-                     + ("within" if size <= limit else "above") + f" the limit of {MAX_SIZE_SHARE:.0%}"
-                     + ("" if size <= limit else ": are the weights stored as 8-bit integers?"))
-    if size > 50_000_000:
-        yield TestResult("accuracy", False, "the file is too large to evaluate")
-        return
+def calibration_images(seed: int, k: int) -> np.ndarray:
+    """A random subset of the training digits (scaled to [0, 1]): the learner's reader must hand out these."""
     from labkit.data import digits
 
-    d = digits()
-    try:
-        sess = ort_session(model)
-        name = sess.get_inputs()[0].name
-        logits = sess.run(None, {name: d.x_test})[0]
-        acc = float((np.asarray(logits).reshape(len(d.y_test), -1).argmax(axis=1) == d.y_test).mean())
-    except Exception as e:
-        msg = " ".join(str(e).split())[:200]
-        yield TestResult("accuracy", False, f"ONNX Runtime could not run it on the {len(d.x_test)} test digits "
-                                            f"as one batch (a dynamic batch dimension is needed): {msg}")
-        return
-    floor = ref["accuracy"] - MAX_ACCURACY_DROP
-    yield TestResult("accuracy", acc >= floor - 1e-12,
-                     f"test accuracy {acc:.2%} vs fp32 {ref['accuracy']:.2%} (at least {floor:.2%} needed)"
-                     + ("" if acc >= floor - 1e-12 else
-                        ": did the reader feed the same [0, 1] images the model sees at inference, and enough of them?"))
+    x = digits().x_train
+    rng = np.random.default_rng(seed * 19 + 6070 + k)
+    n = int(rng.integers(40, 120))
+    return np.ascontiguousarray(x[np.sort(rng.choice(len(x), n, replace=False))])
+
+
+def _calibration_cases(seed: int) -> list[tuple]:
+    from labkit.plain import File
+
+    return [(File(f"digits_cnn_{k}.onnx", calibration_model(seed, k)), calibration_images(seed, k)) for k in range(2)]
+
+
+def reference_calibration(seed: int, k: int):
+    """quantize_static(QDQ, per-channel, MinMax) with a reader over exactly the given images."""
+    key = (seed, k)
+    if key not in _cache:
+        import tempfile
+        from pathlib import Path
+
+        import onnx
+        from onnxruntime.quantization import CalibrationDataReader, QuantFormat, quantize_static
+
+        from labkit.quiet import quiet
+
+        model = calibration_model(seed, k)
+        images = calibration_images(seed, k)
+        name = onnx.load_from_string(model).graph.input[0].name
+
+        class Reader(CalibrationDataReader):
+            def __init__(self):
+                self.batches = iter([images[i:i + 32] for i in range(0, len(images), 32)])
+
+            def get_next(self):
+                b = next(self.batches, None)
+                return None if b is None else {name: b}
+
+        with tempfile.TemporaryDirectory() as tmp, quiet():
+            src, dst = Path(tmp) / "m.onnx", Path(tmp) / "q.onnx"
+            src.write_bytes(model)
+            quantize_static(str(src), str(dst), Reader(), quant_format=QuantFormat.QDQ, per_channel=True)
+            _cache[key] = onnx.load(str(dst))
+    return _cache[key]
+
+
+def activation_scales(model) -> dict[str, float]:
+    """{activation tensor: scale} of every QuantizeLinear whose input is not a weight."""
+    from onnx import numpy_helper
+
+    init = {t.name: t for t in model.graph.initializer}
+    out = {}
+    for n in model.graph.node:
+        if n.op_type == "QuantizeLinear" and n.input[0] not in init and len(n.input) > 1 and n.input[1] in init:
+            out[n.input[0]] = float(numpy_helper.to_array(init[n.input[1]]).reshape(-1)[0])
+    return out
+
+
+def _weight_axes(model) -> dict[str, int]:
+    """{weight initializer: number of scales} for every DequantizeLinear fed by an integer initializer."""
+    from onnx import numpy_helper
+
+    init = {t.name: t for t in model.graph.initializer}
+    out = {}
+    for n in model.graph.node:
+        if n.op_type == "DequantizeLinear" and n.input[0] in init and n.input[1] in init:
+            if len(init[n.input[0]].dims) > 1:
+                out[n.input[0]] = int(numpy_helper.to_array(init[n.input[1]]).size)
+    return out
+
+
+@judge("06.calibration", cases=_calibration_cases, tests=CALIB_TESTS, behaviour=CALIB_BEHAVIOUR)
+def _calibration(outputs, seed):
+    for k, (label, got) in enumerate(zip(CALIB_MODELS, outputs)):
+        names = [f"{label}: {kind}" for kind in CALIB_KINDS]
+        model, why = load_onnx(got)
+        if model is None:
+            for name in names:
+                yield TestResult(name, False, why if "your function" in why else
+                                 f"quantize_digits should return the quantized onnx.ModelProto (onnx.load(out_path)); {why}")
+            continue
+        ops = {n.op_type for n in model.graph.node}
+        ref = reference_calibration(seed, k)
+        if ops & _DYNAMIC_OPS:
+            yield TestResult(names[0], False, f"the model holds {sorted(ops & _DYNAMIC_OPS)}: that is dynamic "
+                                              "quantization; use quantize_static with your reader")
+        elif ops & {"QLinearConv", "QLinearMatMul", "QGemm"} or "DequantizeLinear" not in ops:
+            yield TestResult(names[0], False, f"expected QDQ format (QuantizeLinear/DequantizeLinear around the "
+                                              f"original Conv and Gemm), got {sorted(ops)}: "
+                                              "quant_format=QuantFormat.QDQ")
+        else:
+            yield TestResult(names[0], True, "QDQ: QuantizeLinear/DequantizeLinear pairs around the float ops")
+        axes = _weight_axes(model)
+        per_channel = bool(axes) and any(v > 1 for v in axes.values())
+        yield TestResult(names[1], per_channel,
+                         f"per-channel weight scales: {axes}" if per_channel else
+                         "the weights have one scale per tensor" + (f" ({axes})" if axes else "") +
+                         ": pass per_channel=True")
+        want, have = activation_scales(ref), activation_scales(model)
+        if not have:
+            yield TestResult(names[2], False, "no activation QuantizeLinear with a calibrated scale was found")
+        else:
+            off = []
+            for t, s_want in want.items():
+                s_got = have.get(t)
+                if s_got is None or not np.isclose(s_got, s_want, rtol=2e-3):
+                    off.append((t, s_want, s_got))
+            msg = (f"{len(want)} activation scales match a calibration on the {len(calibration_images(seed, k))} "
+                   "given images" if not off else
+                   f"{len(off)} of {len(want)} activation scales differ from a calibration on the given images, e.g. "
+                   f"{off[0][0]!r}: expected {off[0][1]:.4g}, got "
+                   + (f"{off[0][2]:.4g}" if off[0][2] is not None else "none") +
+                   ": does get_next() hand out every given image, unchanged, under the model's input name?")
+            yield TestResult(names[2], not off, msg)
+        x = digits_for_outputs(seed)
+        try:
+            in_name = ref.graph.input[0].name
+            want_out = ort_session(ref).run(None, {in_name: x})[0]
+            sess = ort_session(model)
+            got_out = sess.run(None, {sess.get_inputs()[0].name: x})[0]
+        except Exception as e:
+            yield TestResult(names[3], False, f"ONNX Runtime could not run it on a batch of {len(x)} digits: "
+                                              f"{' '.join(str(e).split())[:200]}")
+            continue
+        spread = float(np.ptp(want_out)) or 1.0
+        yield expect_close(names[3], got_out, want_out, rtol=0, atol=0.02 * spread)
+
+
+def digits_for_outputs(seed: int) -> np.ndarray:
+    from labkit.data import digits
+
+    x = digits().x_test
+    return np.ascontiguousarray(x[np.random.default_rng(seed + 6080).choice(len(x), 64, replace=False)])
 
 
 # ---------------------------------------------------------------- 06.quiz
 
 quiz_key("06.quiz", {
-    "q1": ("a", "Weight-heavy MatMul models gain most from 4x smaller weights, and dynamic needs no calibration data."),
-    "q2": ("b", "Static quantization fixes every scale ahead of time, so the runtime fuses QLinearConv kernels with no per-inference range computation."),
-    "q3": ("b", "z lives on the integer axis: divide by s, round, then shift by z and clamp to the type's range."),
-    "q4": ("b", "DynamicQuantizeLinear runs before each quantized layer: extra passes over the data that a small CNN cannot amortize."),
+    "q1": ("a", "Weight-heavy MatMul models gain most from 4x smaller weights, and dynamic needs no calibration data. "
+                "Static (b) needs representative inputs you do not have; int8 helps MatMul as much as Conv (c)."),
+    "q2": ("b", "Static QDQ fixes every scale ahead of time from the images you have, so the runtime fuses integer "
+                "kernels with no per-inference range computation. Dynamic (a) pays a min/max pass per layer on "
+                "every frame; quantizing only the input (c) leaves every layer in float."),
+    "q3": ("c", "z lives on the integer axis: divide by s, round, then shift by z and clamp. round((x - z)/s) (a) "
+                "subtracts an integer from a real value; multiplying by s (b) inverts the scale."),
+    "q4": ("a", "DynamicQuantizeLinear runs before each quantized layer and scans the activation for its range. "
+                "Neither kind dequantizes all weights up front (b) or changes weights at run time (c)."),
+    "q5": ("b", "ORT's symmetric int8 range is [-127, 127] (ONNX_INT_TYPE_SYMMETRIC_RANGE): -m and m are both "
+                "levels and the zero point is 0, so the scale is m/127. [-128, 127] (a) would need a zero point "
+                "of -0.5; uint8 with z = 128 (c) is not ORT's int8 weight format."),
+    "q6": ("c", "NNAPI's quantized operators take uint8 activations, so quantize with activation_type=QUInt8. "
+                "The default QInt8 (a) gives int8 activations NNAPI leaves to the CPU; int4 activations (b) are "
+                "not what NNAPI runs."),
 })

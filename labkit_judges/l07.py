@@ -40,7 +40,7 @@ _BLOCK_NAMES = ["one ink pixel at row 5, column 30", "random drawing", "all ink"
                 "0/1 integers instead of booleans"]
 
 
-@judge("07.block_counts", cases=_block_cases)
+@judge("07.block_counts", cases=_block_cases, tests=_BLOCK_NAMES, behaviour=_BLOCK_NAMES)
 def _block_counts(outputs, seed):
     for name, (grid,), got in zip(_BLOCK_NAMES, _block_cases(seed), outputs):
         t = expect_close(name, got, reference_block_counts(grid).astype(np.float64), rtol=0, atol=0)
@@ -86,9 +86,16 @@ def _compare_digits(seed: int) -> np.ndarray:
     return x[np.sort(idx)]
 
 
-@judge("07.ort_file")
+ORT_STEPS = ("ORT file loads", "raw pixels in", "probabilities out", f"matches the course CNN on {N_COMPARE} test digits",
+             "fixed batch 1, portable operators")
+#: operator domains that only x86 CPUs run (NCHWc blocked layouts, written at level ALL for amd64)
+X86_ONLY_DOMAINS = ("com.microsoft.nchwc",)
+
+
+@judge("07.ort_file", tests=ORT_STEPS, behaviour=ORT_STEPS[3:4])
 def _ort_file(answer, seed):
-    steps = ["ORT file loads", "raw pixels in", "probabilities out", f"matches the course CNN on {N_COMPARE} test digits"]
+    steps = list(ORT_STEPS[:4])
+    yield from _ort_portable(answer)
 
     def rest(after: str, why: str):
         for name in steps[steps.index(after) + 1:]:
@@ -161,67 +168,132 @@ def _ort_file(answer, seed):
     yield t
 
 
-# ---------------------------------------------------------------- 07.nnapi_share
-
-_share_cache: dict[str, float] = {}
-
-
-def reference_nnapi_shares() -> dict[str, float]:
-    """NNAPI-supported node share of the lesson's int8 model, with its dynamic batch and with batch 1.
-
-    Node support depends on the graph's structure and shapes, not on the weights, so an untrained
-    DigitsCNN exported and quantized exactly like in the lesson gives the same answer.
-    """
-    if not _share_cache:
-        import torch
-
-        from labkit.data import digits
-        from labkit.models import DigitsCNN
-
-        torch.manual_seed(0)
-        with tempfile.TemporaryDirectory() as tmp:
-            tmp = Path(tmp)
-            android.export_baked(DigitsCNN().eval(), tmp / "fp32.onnx")
-            android.quantize_int8(tmp / "fp32.onnx", tmp / "int8.onnx", digits(raw=True).x_train[:32])
-            android.fix_batch_python(tmp / "int8.onnx", tmp / "int8_b1.onnx")
-            before = next(r for r in android.mobile_usability_python(tmp / "int8.onnx") if r["ep"] == "NNAPI")
-            after = next(r for r in android.mobile_usability_python(tmp / "int8_b1.onnx") if r["ep"] == "NNAPI")
-        _share_cache.update(nodes=before["nodes"], before=before["supported"] / before["nodes"],
-                            after=after["supported"] / after["nodes"])
-    return dict(_share_cache)
-
-
-@judge("07.nnapi_share")
-def _nnapi_share(answer, seed):
-    if not isinstance(answer, dict) or not {"before", "after"} <= set(answer):
-        keys = sorted(answer) if isinstance(answer, dict) else None
-        yield TestResult("answer", False, "expected a dict {'before': share, 'after': share} with two fractions "
-                                          "between 0 and 1, got " + (f"keys {keys}" if keys is not None else describe(answer)))
+def _ort_portable(answer):
+    """The phone gets this file: batch fixed to 1 and no x86-only operators."""
+    name = ORT_STEPS[4]
+    if not isinstance(answer, OnnxBlob) or not android.is_ort_format(answer.data):
+        yield TestResult(name, False, "not checked: no ORT-format file")
         return
-    ref = reference_nnapi_shares()
-    for key, label in (("before", "dynamic batch"), ("after", "batch fixed to 1")):
-        got, want = answer[key], ref[key]
-        name = f"{key} ({label})"
-        if isinstance(got, bool) or not isinstance(got, (int, float)) or not np.isfinite(got):
-            yield TestResult(name, False, f"expected a number between 0 and 1, got {got!r}")
-        elif got > 1:
-            yield TestResult(name, False, f"a share is a fraction between 0 and 1, got {got!r} "
-                                          "(a percentage or a node count?): divide supported nodes by all nodes")
-        elif abs(got - want) <= 0.01:
-            yield TestResult(name, True, f"{got:.0%} of the {ref['nodes']} nodes can run on NNAPI")
-        else:
-            msg = f"expected {want:.3f}, got {got:.3f}"
-            if key == "before" and got == 0:
-                msg += (" — 0 is the fp32 model's share; the int8 model has nodes whose inputs have fixed shapes "
-                        "(the quantized weights), so some of them already qualify")
-            yield TestResult(name, False, msg)
+    try:
+        ops = android.ort_operators(answer.data)
+        shape = android.model_io(answer.data)["input_shape"]
+    except Exception as e:
+        yield TestResult(name, False, f"could not read the file's operators: {str(e).strip().splitlines()[0][:200]}")
+        return
+    x86 = [op for op in ops if op.split(":")[0] in X86_ONLY_DOMAINS]
+    problems = []
+    if list(shape) != [1, 1, 8, 8]:
+        problems.append(f"the input shape is {list(shape)}, expected [1, 1, 8, 8]: convert the model whose batch was "
+                        "fixed to 1 (digits_fp32_b1.onnx), which NNAPI and CoreML need")
+    if x86:
+        problems.append(f"it holds x86-only operators {x86} (NCHWc layouts, saved at level ALL for this CPU): a phone "
+                        "cannot run them; use --optimization_style Runtime (or Fixed without --target_platform amd64)")
+    yield TestResult(name, not problems, "; ".join(problems) if problems else
+                     f"batch fixed to 1; operators {', '.join(o.split(':')[1] for o in ops)} run on any CPU")
+
+
+# ---------------------------------------------------------------- 07.fix_batch
+#
+# The learner writes fix_for_mobile(model) -> onnx.ModelProto: read the checker's complaint (a dynamic input
+# shape), find the batch dimension of *this* model (a dim_param of any name, or an unnamed dimension), fix it to
+# 1 and fix the output shapes too. The check calls it on models it never saw.
+
+FIX_MODELS = ("named batch", "another dim_param name", "unnamed batch dimension")
+FIX_KINDS = ("every input and output dimension fixed", "batch is 1", "same outputs at batch 1")
+FIX_TESTS = tuple(f"{m}: {k}" for m in FIX_MODELS for k in FIX_KINDS)
+
+
+def mobile_model(seed: int, k: int):
+    """A small classifier with a dynamic batch: k=0 dim_param 'batch', k=1 another name, k=2 no name at all."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(seed * 23 + 7070 + k)
+    dim = ["batch", str(rng.choice(["N", "batch_size", "unk__12", "s0", "images_dynamic_axes_1"])), None][k]
+    in_name, out_name = [("pixels", "probabilities"), ("input", "output"), ("x", "scores")][(seed + k) % 3]
+    c = int(rng.integers(3, 7))
+    inits = [numpy_helper.from_array(rng.normal(0, 0.4, (c, 1, 3, 3)).astype(np.float32), "conv.w"),
+             numpy_helper.from_array(rng.normal(0, 0.3, (10, c * 16)).astype(np.float32), "fc.w"),
+             numpy_helper.from_array(np.array([1.0 / 16], np.float32), "inv16")]
+    nodes = [helper.make_node("Cast", [in_name], ["f"], to=TensorProto.FLOAT),
+             helper.make_node("Mul", ["f", "inv16"], ["x01"]),
+             helper.make_node("Conv", ["x01", "conv.w"], ["t"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["t"], ["r"]),
+             helper.make_node("MaxPool", ["r"], ["p"], kernel_shape=[2, 2], strides=[2, 2]),
+             helper.make_node("Flatten", ["p"], ["fl"], axis=1),
+             helper.make_node("Gemm", ["fl", "fc.w"], ["logits"], transB=1),
+             helper.make_node("Softmax", ["logits"], [out_name], axis=1)]
+    x = helper.make_tensor_value_info(in_name, TensorProto.UINT8, [dim, 1, 8, 8])
+    y = helper.make_tensor_value_info(out_name, TensorProto.FLOAT, [dim if k != 1 else "out_batch", 10])
+    graph = helper.make_graph(nodes, f"mobile_{k}", [x], [y], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    return onnx.shape_inference.infer_shapes(model)
+
+
+def _fix_cases(seed: int) -> list[tuple]:
+    return [(mobile_model(seed, k),) for k in range(len(FIX_MODELS))]
+
+
+def _dims(vi) -> list:
+    t = vi.type.tensor_type
+    if not t.HasField("shape"):
+        return [None]
+    return [d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else (d.dim_param or None) for d in t.shape.dim]
+
+
+@judge("07.fix_batch", cases=_fix_cases, tests=FIX_TESTS, behaviour=FIX_TESTS)
+def _fix_batch(outputs, seed):
+    from labkit.checks import load_onnx
+    from labkit.runtime import ort_session
+
+    for k, (label, got) in enumerate(zip(FIX_MODELS, outputs)):
+        names = [f"{label}: {kind}" for kind in FIX_KINDS]
+        model, why = load_onnx(got)
+        if model is None:
+            for name in names:
+                yield TestResult(name, False, why if "your function" in why else
+                                 f"fix_for_mobile should return an onnx.ModelProto; {why}")
+            continue
+        original = mobile_model(seed, k)
+        io = [*model.graph.input, *model.graph.output]
+        loose = {vi.name: _dims(vi) for vi in io if not all(isinstance(d, int) for d in _dims(vi))}
+        yield TestResult(names[0], not loose,
+                         "every input and output shape is fixed" if not loose else
+                         f"still dynamic: {loose} — NNAPI and CoreML need fixed shapes everywhere; outputs too "
+                         "(onnxruntime.tools.onnx_model_utils.fix_output_shapes)")
+        inp = model.graph.input[0] if model.graph.input else None
+        want = [1, 1, 8, 8]
+        got_dims = _dims(inp) if inp is not None else None
+        yield TestResult(names[1], got_dims == want,
+                         f"input {inp.name!r} is {want}" if got_dims == want else
+                         f"expected the input shape {want} (the app classifies one drawing at a time), got {got_dims}")
+        raw = np.random.default_rng(seed + 7171 + k).integers(0, 17, size=(1, 1, 8, 8)).astype(np.uint8)
+        in_name = original.graph.input[0].name
+        want_out = ort_session(original).run(None, {in_name: raw})[0]
+        try:
+            sess = ort_session(model)
+            out = sess.run(None, {in_name: raw})[0]
+        except Exception as e:
+            yield TestResult(names[2], False, f"ONNX Runtime cannot run it on one digit fed as {in_name!r}: "
+                                              f"{' '.join(str(e).split())[:200]}")
+            continue
+        yield expect_close(names[2], out, want_out, rtol=1e-5, atol=1e-6)
 
 
 # ---------------------------------------------------------------- 07.quiz
 
 quiz_key("07.quiz", {
-    "q1": ("a", "One partition covering everything is NNAPI's best case, but only a measurement on the phone says whether it beats the CPU."),
-    "q2": ("b", "Google deprecated NNAPI from Android 15; XNNPACK and the CPU provider keep working everywhere."),
-    "q3": ("b", "Many small partitions cost more in hand-over than they gain; dynamic shapes keep NNAPI out anyway."),
-    "q4": ("b", "A custom build with --include_ops_by_config keeps only those kernels: a smaller app."),
+    "q1": ("a", "One partition covering everything is NNAPI's best case, but only a measurement on the phone says "
+                "whether it beats the CPU: accelerators often help (b is wrong), and the checker predicts coverage, "
+                "not speed (c)."),
+    "q2": ("c", "Google deprecated NNAPI from Android 15; XNNPACK and the CPU provider keep working everywhere "
+                "(and QNN targets Qualcomm NPUs directly). Newer phones do not get better NNAPI drivers (a), and "
+                "ONNX Runtime runs on Android 15 (b)."),
+    "q3": ("b", "Every partition boundary copies data between NNAPI and the CPU, so nine small partitions cost more "
+                "than they gain (a); disabling the CPU fallback (c) makes the session fail on the unsupported nodes."),
+    "q4": ("a", "A custom build with --include_ops_by_config keeps only those kernels: a smaller app. ORT does not "
+                "read it at run time (b), and it lists what the model needs, not what NNAPI supports (c)."),
+    "q5": ("b", "The checker matches operator names (QuantizeLinear, Conv...) against NNAPI's list; it does not "
+                "look at element types, and NNAPI's quantized kernels take uint8 activations only. It never runs the "
+                "model (a), and fixing the batch (c) does not change the types: quantize with QUInt8 activations."),
 })

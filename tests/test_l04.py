@@ -256,15 +256,15 @@ def test_choose_providers_plays_well_with_ort():
 
 # ---------------------------------------------------------------- quiz, hostile answers, grader round trip
 
-QUIZ = {"q1": "b", "q2": "a", "q3": "b", "q4": "b"}
+QUIZ = {"q1": "b", "q2": "a", "q3": "c", "q4": "a", "q5": "c"}
 
 
 def test_quiz():
     ex = get("04.quiz")
     assert evaluate(ex, QUIZ).status == "passed"
     r = evaluate(ex, {**QUIZ, "q3": "a"})
-    assert r.status == "failed" and r.points == 3 and "q3" in r.message
-    assert evaluate(ex, {"q1": None, "q2": None, "q3": None, "q4": None}).points == 0
+    assert r.status == "failed" and r.points == 3.2 and "q3" in r.message
+    assert evaluate(ex, {k: None for k in QUIZ}).points == 0
 
 
 def _stub(*args):

@@ -23,9 +23,11 @@ quiz("04.quiz", title="Running models with ONNX Runtime", points=4, questions=[
     Question("q2", "Why create one InferenceSession and reuse it for every request?",
              {"a": "Creating a session loads, checks and optimizes the graph, which costs far more than one run", "b": "A process may create only one session", "c": "A reused session gives more accurate results"}),
     Question("q3", "When does SessionOptions.inter_op_num_threads change anything?",
-             {"a": "Always: it is the main thread setting", "b": "Only with execution_mode = ORT_PARALLEL, which runs independent nodes at the same time", "c": "Only on GPUs"}),
+             {"a": "Always: it is the main thread setting", "b": "Only on GPUs", "c": "Only with execution_mode = ORT_PARALLEL, which runs independent nodes at the same time"}),
     Question("q4", "In ONNX Runtime's profile trace, where is the operator type of a node event?",
-             {"a": "In the event's name", "b": "In event['args']['op_name']", "c": "In event['cat']"}),
+             {"a": "In event['args']['op_name']", "b": "In the event's name", "c": "In event['cat']"}),
+    Question("q5", "After the export, cnn.onnx is about 12 KiB although the CNN has tens of thousands of float32 parameters. Why?",
+             {"a": "ONNX compresses the weights", "b": "ONNX Runtime downloads the weights when the session is created", "c": "The exporter wrote the weights to cnn.onnx.data (external data) next to it; the .onnx file holds the graph"}),
 ])
 
 

@@ -13,10 +13,10 @@ declare("06.dequantize", title="dequantize(q, scale, zero_point)", points=2, kin
         hint="Convert first, then subtract: (q.astype(np.int32) - zero_point) * scale, returned as float32. In int8 or uint8, -128 - 10 or 0 - 128 wraps around to a wrong value.")
 
 declare("06.choose_qparams", title="choose_qparams(x, qmin, qmax, symmetric)", points=3, kind="function",
-        hint="Follow the four steps of the prompt. Common slips: a range that does not include 0, int() (which truncates) instead of np.round for the zero point, dividing by a zero scale for an all-zero tensor.")
+        hint="Follow the steps of the prompt. Common slips: a range that does not include 0; symmetric with a signed type must first set qmin = -qmax (int8: [-127, 127], as ONNX Runtime does); int() (which truncates) instead of np.round for the zero point; dividing by a zero scale for an all-zero tensor.")
 
-declare("06.calibration", title="A calibration reader for static quantization", points=4, kind="onnx",
-        hint="get_next() returns {input_name: a float32 batch of shape (n, 1, 8, 8)} from the training digits, then None when the data is used up. Calibrate with the same preprocessing as inference (labkit.digits() images are already in [0, 1]); call quantize_static(prepared model, output path, your reader).")
+declare("06.calibration", title="A calibration reader for static quantization", points=4, kind="function",
+        hint="Read the input name from the model (onnx.load(model_path).graph.input[0].name). DigitsReader(images, input_name).get_next() returns {input_name: the next float32 batch of the images you were given}, then None. quantize_static(model_path, out_path, reader, quant_format=QuantFormat.QDQ, per_channel=True), then return onnx.load(out_path).")
 
 quiz("06.quiz", title="Choosing a quantization method", points=4, questions=[
     Question("q1", "Model A is a text model made mostly of large MatMul layers (tens of MB of weights), run one sentence at a time on a server CPU, and you have no representative input data at hand. Which method do you try first?",
@@ -24,7 +24,11 @@ quiz("06.quiz", title="Choosing a quantization method", points=4, questions=[
     Question("q2", "Model B is a small CNN classifying camera frames on a phone; you have a few hundred typical images. Which method do you try first?",
              {"a": "Dynamic quantization: it needs no data", "b": "Static QDQ quantization, per-channel weights, calibrated on those images", "c": "Quantize only the input image to uint8"}),
     Question("q3", "Which formula maps a real value x to its quantized value q (scale s, integer zero point z)?",
-             {"a": "q = round((x - z) / s)", "b": "q = clamp(round(x / s) + z, qmin, qmax)", "c": "q = round(x * s) + z"}),
+             {"a": "q = round((x - z) / s)", "b": "q = round(x * s) + z", "c": "q = clamp(round(x / s) + z, qmin, qmax)"}),
     Question("q4", "What does a dynamically quantized model do at every inference that a statically quantized one does not?",
-             {"a": "It dequantizes all its weights back to float32", "b": "It scans each activation for its min and max to compute a scale and zero point", "c": "It recalibrates its weights on the input"}),
+             {"a": "It scans each activation for its min and max to compute a scale and zero point", "b": "It dequantizes all its weights back to float32", "c": "It recalibrates its weights on the input"}),
+    Question("q5", "ONNX Runtime's quantizer makes a weight tensor with largest |w| = m symmetric int8. Which integer range and scale does it use?",
+             {"a": "[-128, 127], scale 2m/255", "b": "[-127, 127], scale m/127, zero point 0", "c": "[0, 255], zero point 128"}),
+    Question("q6", "The static int8 model will run through NNAPI on Android. Which activation type do you pass to quantize_static?",
+             {"a": "The default QInt8: NNAPI takes int8 everywhere", "b": "QInt4, the smallest", "c": "QUInt8: NNAPI's quantized operators take uint8 activations"}),
 ])

@@ -1,0 +1,287 @@
+"""Lesson 05: answers learners write for BatchNorm folding (by formula, in a graph) and the portable file."""
+import copy
+from collections import Counter
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import numpy_helper
+
+from corpus import Right, Wrong
+from labkit.exercises.l05 import practice_model
+
+# ---------------------------------------------------------------- 05.fold_bn
+
+
+def _fold_einsum(W, b, gamma, beta, mean, var, eps):
+    s = gamma / np.sqrt(var + eps)
+    W2 = np.einsum("o...,o->o...", W, s)
+    return W2, (0 if b is None else b) * s - mean * s + beta
+
+
+def _fold_moveaxis(W, b, gamma, beta, mean, var, eps):
+    s = (gamma.astype(np.float64) / np.sqrt(var.astype(np.float64) + eps))
+    W2 = np.moveaxis(np.moveaxis(W, 0, -1) * s, -1, 0)
+    b = np.zeros(len(gamma)) if b is None else b
+    return W2.astype(np.float32), ((b - mean) * s + beta).astype(np.float32)
+
+
+def _fold(axis_last=False, no_eps=False, no_sqrt=False, no_beta=False, bias_first=False):
+    def fold_bn(W, b, gamma, beta, mean, var, eps):
+        v = var if no_eps else var + eps
+        s = gamma / (v if no_sqrt else np.sqrt(v))
+        W2 = W * s if axis_last else W * s.reshape((-1,) + (1,) * (W.ndim - 1))
+        b = np.zeros_like(mean) if b is None else b
+        b2 = (b * s - mean) + beta if bias_first else (b - mean) * s + (0 if no_beta else beta)
+        return W2, b2
+    return fold_bn
+
+
+def _fold_needs_bias(W, b, gamma, beta, mean, var, eps):
+    s = gamma / np.sqrt(var + eps)
+    return W * s.reshape((-1,) + (1,) * (W.ndim - 1)), (b - mean) * s + beta
+
+
+def _fold_4d_only(W, b, gamma, beta, mean, var, eps):
+    s = gamma / np.sqrt(var + eps)
+    b = np.zeros_like(mean) if b is None else b
+    return W * s[:, None, None, None], (b - mean) * s + beta
+
+
+# ---------------------------------------------------------------- 05.fold_graph
+
+
+def _fold_model(model, *, check_uses=True, eps=None, rewire_only=False, keep_bias=False, rename=True,
+                only_first=False, names=None):
+    """A Conv+BN folding pass with switches for the mistakes learners make."""
+    model = copy.deepcopy(model)
+    g = model.graph
+    w = {t.name: numpy_helper.to_array(t) for t in g.initializer}
+    producer = {o: n for n in g.node for o in n.output}
+    uses = Counter(i for n in g.node for i in n.input) + Counter(o.name for o in g.output)
+    drop = []
+    for bn in list(g.node):
+        if bn.op_type != "BatchNormalization":
+            continue
+        conv = producer.get(bn.input[0])
+        if conv is None or conv.op_type != "Conv" or (check_uses and uses[conv.output[0]] != 1):
+            continue
+        if names is not None and conv.name not in names:
+            continue
+        if not rewire_only:
+            e = eps if eps is not None else next((a.f for a in bn.attribute if a.name == "epsilon"), 1e-5)
+            gamma, beta, mean, var = (w[n] for n in bn.input[1:5])
+            s = gamma / np.sqrt(var + e)
+            W = w[conv.input[1]]
+            b = w[conv.input[2]] if len(conv.input) > 2 else np.zeros_like(mean)
+            g.initializer.append(numpy_helper.from_array((W * s[:, None, None, None]).astype(np.float32), bn.name + "_W"))
+            conv.input[1] = bn.name + "_W"
+            if len(conv.input) > 2 or not keep_bias:
+                g.initializer.append(numpy_helper.from_array(((b - mean) * s + beta).astype(np.float32), bn.name + "_B"))
+                if len(conv.input) > 2:
+                    conv.input[2] = bn.name + "_B"
+                else:
+                    conv.input.append(bn.name + "_B")
+        if rename:
+            conv.output[0] = bn.output[0]
+        drop.append(bn)
+        if only_first:
+            break
+    for bn in drop:
+        g.node.remove(bn)
+    return model
+
+
+def _fold_rebuild(model):
+    """Right, written differently: build a new node list and a new initializer list."""
+    from onnx import helper
+
+    g = model.graph
+    w = {t.name: numpy_helper.to_array(t) for t in g.initializer}
+    readers = Counter(i for n in g.node for i in n.input) + Counter(o.name for o in g.output)
+    by_out = {n.output[0]: n for n in g.node}
+    replace, skip = {}, set()
+    for n in g.node:
+        if n.op_type == "BatchNormalization":
+            c = by_out.get(n.input[0])
+            if c is not None and c.op_type == "Conv" and readers[c.output[0]] == 1:
+                replace[id(c)] = n
+                skip.add(id(n))
+    nodes, inits = [], {k: v for k, v in w.items()}
+    for n in g.node:
+        if id(n) in skip:
+            continue
+        if id(n) in replace:
+            bn = replace[id(n)]
+            eps = onnx.helper.get_node_attr_value(bn, "epsilon") if any(a.name == "epsilon" for a in bn.attribute) else 1e-5
+            gamma, beta, mean, var = (w[i].astype(np.float64) for i in bn.input[1:5])
+            s = gamma / np.sqrt(var + eps)
+            W = w[n.input[1]].astype(np.float64)
+            b = w[n.input[2]].astype(np.float64) if len(n.input) > 2 else 0.0
+            inits[f"folded/{bn.output[0]}/W"] = (W.T * s).T.astype(np.float32)
+            inits[f"folded/{bn.output[0]}/B"] = (s * (b - mean) + beta).astype(np.float32)
+            nodes.append(helper.make_node("Conv", [n.input[0], f"folded/{bn.output[0]}/W", f"folded/{bn.output[0]}/B"],
+                                          [bn.output[0]], name=n.name,
+                                          **{a.name: helper.get_attribute_value(a) for a in n.attribute}))
+        else:
+            nodes.append(n)
+    used = {i for n in nodes for i in n.input}
+    graph = helper.make_graph(nodes, g.name, g.input, g.output,
+                              [numpy_helper.from_array(v, k) for k, v in inits.items() if k in used])
+    return helper.make_model(graph, opset_imports=model.opset_import, ir_version=model.ir_version)
+
+
+def _ort_shortcut(model, level=ort.GraphOptimizationLevel.ORT_ENABLE_BASIC):
+    """Not folding at all: let ONNX Runtime optimize the graph and hand in the file it writes."""
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as tmp:
+        so = ort.SessionOptions()
+        so.graph_optimization_level = level
+        so.optimized_model_filepath = str(Path(tmp) / "opt.onnx")
+        ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+        return onnx.load(so.optimized_model_filepath)
+
+
+_BASIC_PRACTICE = []
+
+
+def _practice_basic_file():
+    if not _BASIC_PRACTICE:
+        _BASIC_PRACTICE.append(_ort_shortcut(onnx.load_from_string(practice_model())))
+    return _BASIC_PRACTICE[0]
+
+
+# ---------------------------------------------------------------- 05.portable
+
+
+def _saved(tmp, level, model_bytes=None, **kw):
+    tmp.mkdir(parents=True, exist_ok=True)
+    so = ort.SessionOptions()
+    so.graph_optimization_level = level
+    so.optimized_model_filepath = str(tmp / "saved.onnx")
+    ort.InferenceSession(model_bytes or practice_model(), so, providers=["CPUExecutionProvider"], **kw)
+    return tmp / "saved.onnx"
+
+
+def _other_weights():
+    m = onnx.load_from_string(practice_model(seed=6))
+    return m.SerializeToString()
+
+
+L = ort.GraphOptimizationLevel
+
+
+# ---------------------------------------------------------------- 05.rewrite_rule
+
+
+def _rule_rewriter(condition=True, commute=True, gemm_attrs=None):
+    from onnxscript.rewriter import pattern, rewrite
+
+    def target(op, x, w, b):
+        return op.Add(op.MatMul(x, w), b)
+
+    def replacement(op, x, w, b):
+        return op.Gemm(x, w, b, **(gemm_attrs or {}))
+
+    def rank2(context, x, w, b, **_):
+        return all(v.shape is not None for v in (x, w, b)) and len(x.shape) == len(w.shape) == 2 and len(b.shape) == 1
+
+    rule = pattern.RewriteRule(target, replacement, rank2 if condition else None)
+    return lambda model: rewrite(model, pattern_rewrite_rules=pattern.RewriteRuleSet([rule], commute=commute))
+
+
+def _two_rules(model):
+    """Right, written differently: two explicit patterns instead of commute=True, a class-free condition on rank."""
+    from onnxscript.rewriter import pattern, rewrite
+
+    def ok(context, x, w, b, **_):
+        try:
+            return len(x.shape) == 2 and len(w.shape) == 2 and len(b.shape) == 1
+        except TypeError:
+            return False
+
+    rules = [pattern.RewriteRule(lambda op, x, w, b: op.Add(op.MatMul(x, w), b), lambda op, x, w, b: op.Gemm(x, w, b), ok),
+             pattern.RewriteRule(lambda op, x, w, b: op.Add(b, op.MatMul(x, w)), lambda op, x, w, b: op.Gemm(x, w, b), ok)]
+    return rewrite(model, pattern_rewrite_rules=rules)
+
+
+def _rewrite_by_hand_everything(model):
+    """Replaces every MatMul+Add by Gemm without looking at ranks (breaks the 3-D graph)."""
+    from onnx import helper
+
+    m = copy.deepcopy(model)
+    prod = {o: n for n in m.graph.node for o in n.output}
+    nodes = []
+    drop = set()
+    for n in m.graph.node:
+        if n.op_type == "Add":
+            mm = prod.get(n.input[0]) or prod.get(n.input[1])
+            if mm is not None and mm.op_type == "MatMul":
+                bias = n.input[1] if prod.get(n.input[0]) is mm else n.input[0]
+                nodes.append(helper.make_node("Gemm", [mm.input[0], mm.input[1], bias], list(n.output)))
+                drop.add(id(mm))
+                continue
+        nodes.append(n)
+    del m.graph.node[:]
+    m.graph.node.extend([n for n in nodes if id(n) not in drop])
+    return m
+
+
+def _ort_basic(model):
+    return _ort_shortcut(model)
+
+CORPUS = {
+    "05.fold_bn": [
+        Right("einsum, b=0 by default", answer=_fold_einsum),
+        Right("moveaxis in float64", answer=_fold_moveaxis),
+        Wrong("epsilon forgotten", answer=_fold(no_eps=True)),
+        Wrong("variance instead of standard deviation", answer=_fold(no_sqrt=True)),
+        Wrong("scale broadcast on the last axis", answer=_fold(axis_last=True)),
+        Wrong("beta forgotten", answer=_fold(no_beta=True)),
+        Wrong("mean not scaled", answer=_fold(bias_first=True)),
+        Wrong("b=None crashes", answer=_fold_needs_bias),
+        Wrong("only 4-D kernels", answer=_fold_4d_only),
+    ],
+    "05.fold_graph": [
+        Right("rebuilt node and initializer lists", answer=_fold_rebuild),
+        Right("in-place pass on a copy", answer=lambda m: _fold_model(m)),
+        Wrong("ORT BASIC file instead of folding", answer=_ort_shortcut, outputs_wrong=False),
+        Wrong("ORT EXTENDED file instead of folding",
+              answer=lambda m: _ort_shortcut(m, ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED), outputs_wrong=False),
+        Wrong("the practice model's BASIC file for every graph", answer=lambda m: _practice_basic_file()),
+        Wrong("folds a Conv whose output is also read elsewhere", answer=lambda m: _fold_model(m, check_uses=False)),
+        Wrong("epsilon 1e-5 everywhere", answer=lambda m: _fold_model(m, eps=1e-5)),
+        Wrong("BN removed, not folded", answer=lambda m: _fold_model(m, rewire_only=True)),
+        Wrong("bias not added to a Conv without one", answer=lambda m: _fold_model(m, keep_bias=True)),
+        Wrong("output names not taken over", answer=lambda m: _fold_model(m, rename=False)),
+        Wrong("only the first pair", answer=lambda m: _fold_model(m, only_first=True)),
+        Wrong("names of the practice model hard-coded",
+              answer=lambda m: _fold_model(m, names={"conv1", "conv2", "conv3"})),
+        Wrong("returns the model unchanged", answer=lambda m: m),
+    ],
+    "05.rewrite_rule": [
+        Right("one rule, commute=True, rank condition", answer=_rule_rewriter()),
+        Right("two explicit patterns", answer=_two_rules),
+        Wrong("no condition: a 3-D MatMul becomes Gemm", answer=_rule_rewriter(condition=False)),
+        Wrong("Add(bias, MatMul) not matched", answer=_rule_rewriter(commute=False)),
+        Wrong("Gemm with transB=1", answer=_rule_rewriter(gemm_attrs={"transB": 1})),
+        Wrong("by hand, every pair, ranks ignored", answer=_rewrite_by_hand_everything),
+        Wrong("ONNX Runtime's optimizer instead of a rule", answer=_ort_basic),
+        Wrong("returns the model unchanged", answer=lambda m: m),
+    ],
+    "05.portable": [
+        Right("EXTENDED, written by the session", make=lambda tmp: _saved(tmp, L.ORT_ENABLE_EXTENDED)),
+        Right("ALL without the NCHWc transformer, as a ModelProto",
+              make=lambda tmp: onnx.load(_saved(tmp, L.ORT_ENABLE_ALL, disabled_optimizers=["NchwcTransformer"]))),
+        Wrong("ALL level (NCHWc on x86)", make=lambda tmp: _saved(tmp, L.ORT_ENABLE_ALL), outputs_wrong=False),
+        Wrong("BASIC level", make=lambda tmp: _saved(tmp, L.ORT_ENABLE_BASIC), outputs_wrong=False),
+        Wrong("DISABLE level", make=lambda tmp: _saved(tmp, L.ORT_DISABLE_ALL), outputs_wrong=False),
+        Wrong("the original practice model", answer=practice_model(), outputs_wrong=False),
+        Wrong("folded by hand, no fusions", answer=_fold_model(onnx.load_from_string(practice_model())),
+              outputs_wrong=False),
+        Wrong("EXTENDED file of another practice seed", make=lambda tmp: _saved(tmp, L.ORT_ENABLE_EXTENDED, _other_weights())),
+        Wrong("a path that does not exist yet", answer="artifacts/practice_extended_typo.onnx"),
+    ],
+}

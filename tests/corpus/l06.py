@@ -1,0 +1,212 @@
+"""Lesson 06: answers learners write for the affine mapping and for static quantization with a reader."""
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnxruntime.quantization import CalibrationDataReader, CalibrationMethod, QuantFormat, QuantType, quantize_static
+
+from corpus import Right, Wrong
+from labkit.quiet import quiet
+
+# ---------------------------------------------------------------- 06.quantize
+
+
+def _q(x, s, z, qmin, qmax):
+    return np.clip(np.round(np.asarray(x, np.float32) / np.asarray(s, np.float32)) + z, qmin, qmax).astype(np.int32)
+
+
+def _q_rint_f64(x, scale, zero_point, qmin, qmax):
+    q = np.rint(np.divide(x, scale, dtype=np.float64)).astype(np.int64) + np.asarray(zero_point, np.int64)
+    return np.minimum(np.maximum(q, qmin), qmax).astype(np.int32)
+
+
+def _q_onnx(x, scale, zero_point, qmin, qmax):
+    """Through ONNX's own QuantizeLinear when the range is int8/uint8, numpy otherwise."""
+    from onnx import TensorProto, helper, numpy_helper
+    from onnx.reference import ReferenceEvaluator
+
+    if (qmin, qmax) not in ((-128, 127), (0, 255)) or np.ndim(scale) > 0:
+        return _q(x, scale, zero_point, qmin, qmax)
+    dt = np.int8 if qmin < 0 else np.uint8
+    g = helper.make_graph([helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"])], "q",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, None)],
+                          [helper.make_tensor_value_info("q", helper.np_dtype_to_tensor_dtype(np.dtype(dt)), None)],
+                          [numpy_helper.from_array(np.array(scale, np.float32), "s"),
+                           numpy_helper.from_array(np.array(zero_point, dt), "z")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21)], ir_version=10)
+    return ReferenceEvaluator(m).run(None, {"x": np.asarray(x, np.float32)})[0].astype(np.int32)
+
+
+# ---------------------------------------------------------------- 06.choose_qparams
+
+
+def _qp_ort(x, qmin, qmax, symmetric):
+    """Right: ONNX Runtime's own compute_scale_zp with its symmetric range."""
+    from onnxruntime.quantization.quant_utils import compute_scale_zp
+
+    rmin = np.array(min(float(np.min(x)), 0.0), np.float32)
+    rmax = np.array(max(float(np.max(x)), 0.0), np.float32)
+    if symmetric and qmin < 0:
+        qmin = -qmax
+    if rmin == rmax == 0:
+        return 1.0, 0
+    z, s = compute_scale_zp(rmin, rmax, np.array(qmin), np.array(qmax), symmetric=symmetric)
+    return float(s), int(z)
+
+
+def _qp_explicit(x, qmin, qmax, symmetric):
+    lo, hi = float(np.minimum(x.min(), 0)), float(np.maximum(x.max(), 0))
+    if hi == lo:
+        return 1.0, 0
+    if symmetric:
+        m = max(-lo, hi)
+        if qmin < 0:
+            return m / qmax, 0
+        return 2 * m / (qmax - qmin), int(np.round((qmin + qmax) / 2))
+    s = (hi - lo) / (qmax - qmin)
+    return s, int(np.round(qmin - lo / s))
+
+
+def _qp(full_signed=False, no_zero=False, trunc=False, no_guard=False, mean_zp=False):
+    def choose_qparams(x, qmin, qmax, symmetric):
+        rmin, rmax = float(np.min(x)), float(np.max(x))
+        if not no_zero:
+            rmin, rmax = min(rmin, 0.0), max(rmax, 0.0)
+        if symmetric:
+            m = max(abs(rmin), abs(rmax))
+            rmin, rmax = -m, m
+            if qmin < 0 and not full_signed:
+                qmin = -qmax
+        scale = (rmax - rmin) / (qmax - qmin)
+        if scale == 0 and not no_guard:
+            return 1.0, 0
+        if symmetric and mean_zp:
+            zp = (qmin + qmax) // 2
+        elif symmetric:
+            zp = int(np.round((qmin + qmax) / 2))
+        else:
+            zp = qmin - rmin / scale
+            zp = int(zp) if trunc else int(np.round(zp))
+        return float(scale), int(np.clip(zp, qmin, qmax))
+    return choose_qparams
+
+
+# ---------------------------------------------------------------- 06.calibration
+
+
+class _Reader(CalibrationDataReader):
+    def __init__(self, images, name, batch_size=16):
+        self.batches = [images[i:i + batch_size] for i in range(0, len(images), batch_size)]
+        self.name, self.i = name, 0
+
+    def get_next(self):
+        if self.i >= len(self.batches):
+            return None
+        self.i += 1
+        return {self.name: np.asarray(self.batches[self.i - 1], np.float32)}
+
+
+class _OneAtATime(CalibrationDataReader):
+    """Right, written differently: a generator, one image per call."""
+
+    def __init__(self, images, name):
+        self.it = ({name: images[i:i + 1].astype(np.float32)} for i in range(len(images)))
+
+    def get_next(self):
+        return next(self.it, None)
+
+
+def _quantize(model_path, reader, **kw):
+    out = Path(tempfile.mkdtemp()) / "q.onnx"
+    opts = dict(quant_format=QuantFormat.QDQ, per_channel=True)
+    opts.update(kw)
+    with quiet():
+        quantize_static(str(model_path), str(out), reader, **opts)
+    return onnx.load(str(out))
+
+
+def _name(path):
+    return onnx.load(str(path)).graph.input[0].name
+
+
+def _calib(data=lambda images: images, name=None, **kw):
+    def quantize_digits(model_path, images):
+        return _quantize(model_path, _Reader(data(np.asarray(images)), name or _name(model_path)), **kw)
+    return quantize_digits
+
+
+def _right_one_at_a_time(model_path, images):
+    return _quantize(model_path, _OneAtATime(np.asarray(images), _name(model_path)),
+                     activation_type=QuantType.QInt8, weight_type=QuantType.QInt8)
+
+
+def _raw_pixels():
+    from labkit.data import digits
+
+    return digits(raw=True).x_train[:200].astype(np.float32)
+
+
+def _noise(images):
+    return np.random.default_rng(0).random(images.shape).astype(np.float32)
+
+
+def _wrong_path_returned(model_path, images):
+    m = _calib()(model_path, images)
+    return "artifacts/cnn_static_int8.onnx"
+
+
+CORPUS = {
+    "06.quantize": [
+        Right("rint in float64, int64 arithmetic", answer=_q_rint_f64),
+        Right("ONNX QuantizeLinear where it applies", answer=_q_onnx),
+        Wrong("round((x - z) / s), the articles' formula",
+              answer=lambda x, s, z, lo, hi: np.clip(np.round((x - z) / s), lo, hi).astype(np.int32)),
+        Wrong("no clamp", answer=lambda x, s, z, lo, hi: (np.round(x / s) + z).astype(np.int32)),
+        Wrong("rounds half away from zero",
+              answer=lambda x, s, z, lo, hi: np.clip(np.sign(x / s) * np.floor(np.abs(x / s) + 0.5) + z, lo, hi).astype(np.int32)),
+        Wrong("truncates instead of rounding",
+              answer=lambda x, s, z, lo, hi: np.clip((x / s).astype(np.int32) + z, lo, hi).astype(np.int32)),
+        Wrong("multiplies by the scale", answer=lambda x, s, z, lo, hi: np.clip(np.round(x * s) + z, lo, hi).astype(np.int32)),
+        Wrong("zero point forgotten", answer=lambda x, s, z, lo, hi: np.clip(np.round(x / s), lo, hi).astype(np.int32)),
+        Wrong("float result, not int32", answer=lambda x, s, z, lo, hi: np.clip(np.round(x / s) + z, lo, hi),
+              outputs_wrong=False),
+        Wrong("cast to int8 (wraps uint8 values)", answer=lambda x, s, z, lo, hi: np.clip(np.round(x / s) + z, lo, hi).astype(np.int8).astype(np.int32)),
+    ],
+    "06.dequantize": [
+        Right("float64 then float32", answer=lambda q, s, z: ((q.astype(np.float64) - np.asarray(z, np.float64)) * s).astype(np.float32)),
+        Right("np.subtract with dtype", answer=lambda q, s, z: (np.subtract(q, z, dtype=np.int32) * np.float32(s)).astype(np.float32)
+              if np.ndim(s) == 0 else (np.subtract(q, z, dtype=np.int32) * s).astype(np.float32)),
+        Wrong("subtracts in the input type (wraps)", answer=lambda q, s, z: ((q - np.asarray(z).astype(q.dtype)) * s).astype(np.float32)),
+        Wrong("divides by the scale", answer=lambda q, s, z: ((q.astype(np.int32) - z) / s).astype(np.float32)),
+        Wrong("zero point added", answer=lambda q, s, z: ((q.astype(np.int32) + z) * s).astype(np.float32)),
+        Wrong("zero point forgotten", answer=lambda q, s, z: (q.astype(np.float32) * s).astype(np.float32)),
+        Wrong("float64 result", answer=lambda q, s, z: (q.astype(np.float64) - z) * np.float64(1) * s, outputs_wrong=False),
+        Wrong("scale first: s*q - z", answer=lambda q, s, z: (s * q.astype(np.float32) - z).astype(np.float32)),
+    ],
+    "06.choose_qparams": [
+        Right("ONNX Runtime's compute_scale_zp", answer=_qp_ort),
+        Right("explicit symmetric branch", answer=_qp_explicit),
+        Wrong("full signed range when symmetric (2m/255)", answer=_qp(full_signed=True)),
+        Wrong("range not widened to include 0", answer=_qp(no_zero=True)),
+        Wrong("int() truncates the zero point", answer=_qp(trunc=True)),
+        Wrong("no guard for an all-zero tensor", answer=_qp(no_guard=True)),
+        Wrong("symmetric zero point (qmin + qmax) // 2, full range", answer=_qp(full_signed=True, mean_zp=True)),
+        Wrong("max - min over 256 levels", answer=lambda x, lo, hi, sym: (float(np.ptp(x)) / 256 or 1.0, 0)),
+    ],
+    "06.calibration": [
+        Right("batches of 16, reader as a class", answer=_calib()),
+        Right("one image at a time, explicit QInt8", answer=_right_one_at_a_time),
+        Wrong("uniform noise", answer=_calib(data=_noise)),
+        Wrong("raw 0..16 pixels (not scaled)", answer=_calib(data=lambda images: images * 16)),
+        Wrong("the lesson's raw training pixels instead of the given images", answer=_calib(data=lambda images: _raw_pixels())),
+        Wrong("a single image", answer=_calib(data=lambda images: images[:1])),
+        Wrong("only the first batch", answer=_calib(data=lambda images: images[:16])),
+        Wrong("QOperator format, per-tensor", answer=_calib(quant_format=QuantFormat.QOperator, per_channel=False),
+              outputs_wrong=False),
+        Wrong("QDQ but per-tensor", answer=_calib(per_channel=False), outputs_wrong=False),
+        Wrong("Percentile calibration (not MinMax)", answer=_calib(calibrate_method=CalibrationMethod.Percentile)),
+        Wrong("input name hard-coded 'image'", answer=_calib(name="image")),
+        Wrong("returns a path, not the model", answer=_wrong_path_returned),
+    ],
+}
