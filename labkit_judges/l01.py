@@ -41,115 +41,227 @@ def make_model(w: np.ndarray, b: np.ndarray, opset: int = 21, ir_version: int | 
 # ---------------------------------------------------------------- 01.sigmoid_model
 
 BATCHES = (1, 5, 33)
+SIGMOID_BEHAVIOUR = tuple(f"batch {n}" for n in BATCHES)
+SIGMOID_TESTS = ("valid ONNX", "one input X", "dynamic batch", "output Y", *SIGMOID_BEHAVIOUR)
 
 
-@judge("01.sigmoid_model")
+def _first(e: BaseException, n: int = 200) -> str:
+    text = str(e).strip()
+    return (text.splitlines()[0] if text else type(e).__name__)[:n]
+
+
+@judge("01.sigmoid_model", tests=SIGMOID_TESTS, behaviour=SIGMOID_BEHAVIOUR)
 def _sigmoid_model(answer, seed):
     import onnx
 
     model, why = load_onnx(answer)
     if model is None:
-        yield TestResult("loads", False, why)
+        yield TestResult("valid ONNX", False, why)
         return
     try:
         onnx.checker.check_model(model, full_check=True)
         yield TestResult("valid ONNX", True, "onnx.checker accepts it")
     except Exception as e:
-        yield TestResult("valid ONNX", False, f"onnx.checker says: {str(e).strip().splitlines()[0][:200]}")
+        yield TestResult("valid ONNX", False, f"onnx.checker says: {_first(e)}")
     inits = {i.name for i in model.graph.initializer}
     inputs = [i for i in model.graph.input if i.name not in inits]
     if len(inputs) != 1:
-        yield TestResult("one input", False, f"expected exactly one graph input (X), found {[i.name for i in inputs]}")
+        yield TestResult("one input X", False,
+                         f"expected exactly one graph input (X; W and B are initializers), found {[i.name for i in inputs]}")
         return
+    yield TestResult("one input X", inputs[0].name == "X",
+                     "one input, X" if inputs[0].name == "X" else f"the one input is named {inputs[0].name!r}, expected 'X'")
     dims = inputs[0].type.tensor_type.shape.dim
-    batch = dims[0].dim_param if len(dims) == 2 else ""
-    ok = len(dims) == 2 and bool(batch) and dims[1].dim_value == 4
-    shape = [d.dim_param or d.dim_value or "?" for d in dims]
-    yield TestResult("symbolic batch", ok,
+    shape = [d.dim_param or (d.dim_value if d.HasField("dim_value") else None) for d in dims]
+    # a named dimension ('batch') or an unnamed one (None) are both dynamic; only a number fixes it
+    ok = len(dims) == 2 and not dims[0].HasField("dim_value") and dims[1].HasField("dim_value") and dims[1].dim_value == 4
+    yield TestResult("dynamic batch", ok,
                      f"input shape {shape}" if ok else
-                     f"expected the input shape ['batch', 4] with a named first dimension, got {shape}")
+                     f"expected the input shape ['batch', 4] with a symbolic first dimension, got {shape}")
     outs = [o.name for o in model.graph.output]
     yield TestResult("output Y", outs == ["Y"], "one output named Y" if outs == ["Y"] else f"expected one output 'Y', got {outs}")
     try:
         sess = ort_session(model)
     except Exception as e:
-        yield TestResult("runs in ONNX Runtime", False, f"ONNX Runtime cannot load it: {str(e).splitlines()[0][:200]}")
+        for n in BATCHES:
+            yield TestResult(f"batch {n}", False, f"ONNX Runtime cannot load it: {_first(e)}")
         return
+    feed = sess.get_inputs()[0].name
     rng = np.random.default_rng(seed + 101)
     for n in BATCHES:
-        x = rng.normal(size=(n, 4)).astype(np.float32)
+        x = rng.normal(size=(n, 4)).astype(np.float32) * 2
         try:
-            got = sess.run(None, {inputs[0].name: x})[0]
+            got = sess.run(None, {feed: x})[0]
         except Exception as e:
-            yield TestResult(f"batch {n}", False, f"ONNX Runtime failed at batch size {n}: {str(e).splitlines()[0][:160]}")
+            yield TestResult(f"batch {n}", False, f"ONNX Runtime failed at batch size {n}: {_first(e, 160)}")
             continue
         yield expect_close(f"batch {n}", got, sigmoid(x @ W + B), rtol=1e-5, atol=1e-6)
 
 
 # ---------------------------------------------------------------- 01.run_both
 
-def _run_both_data(seed: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """(w, b, x) per test: the lesson's weights at two batch sizes, then unseen weights."""
+def noisy_model(w: np.ndarray, b: np.ndarray, noise_seed: float) -> bytes:
+    """Y = Sigmoid(X·w + b + U) where U = RandomUniformLike(·, seed): the specification fixes U's distribution,
+    not its generator, so each engine draws its own numbers (deterministic per engine for a fixed seed)."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    x = helper.make_tensor_value_info("X", TensorProto.FLOAT, ["batch", w.shape[0]])
+    y = helper.make_tensor_value_info("Y", TensorProto.FLOAT, ["batch", w.shape[1]])
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["X", "W"], ["XW"]),
+         helper.make_node("Add", ["XW", "B"], ["Z"]),
+         helper.make_node("RandomUniformLike", ["Z"], ["U"], low=-2.0, high=2.0, seed=float(noise_seed)),
+         helper.make_node("Add", ["Z", "U"], ["ZU"]),
+         helper.make_node("Sigmoid", ["ZU"], ["Y"])],
+        "noisy_logistic", [x], [y],
+        [numpy_helper.from_array(w, "W"), numpy_helper.from_array(b, "B")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], ir_version=10).SerializeToString()
+
+
+def _run_both_data(seed: int) -> list[tuple]:
+    """(w, b, noise seed or None, x) per case: the lesson's weights, unseen weights, then a model the engines
+    disagree on (a seeded random operator)."""
     rng = np.random.default_rng(seed + 202)
     w2 = rng.normal(size=(4, 2)).astype(np.float32)
     b2 = rng.normal(size=(2,)).astype(np.float32)
-    return [(W, B, rng.normal(size=(3, 4)).astype(np.float32)),
-            (W, B, rng.normal(size=(1, 4)).astype(np.float32)),
-            (w2, b2, rng.normal(size=(6, 4)).astype(np.float32))]
+    noise_seed = float(rng.integers(1, 10_000))
+    return [(W, B, None, rng.normal(size=(int(rng.integers(2, 6)), 4)).astype(np.float32)),
+            (w2, b2, None, rng.normal(size=(int(rng.integers(6, 10)), 4)).astype(np.float32)),
+            (W, B, noise_seed, rng.normal(size=(int(rng.integers(3, 8)), 4)).astype(np.float32))]
+
+
+def _run_both_model(w, b, noise_seed) -> bytes:
+    return make_model(w, b) if noise_seed is None else noisy_model(w, b, noise_seed)
 
 
 def _run_both_cases(seed: int) -> list[tuple]:
-    return [(make_model(w, b), x) for w, b, x in _run_both_data(seed)]
+    return [(_run_both_model(w, b, s), x) for w, b, s, x in _run_both_data(seed)]
 
 
-@judge("01.run_both", cases=_run_both_cases)
+def _engines(model_bytes: bytes, x: np.ndarray) -> dict[str, np.ndarray]:
+    """What each engine itself returns (a fresh session each, like a learner's function)."""
+    from onnx.reference import ReferenceEvaluator
+
+    return {"reference": ReferenceEvaluator(model_bytes).run(None, {"X": x})[0],
+            "ort": ort_session(model_bytes).run(None, {"X": x})[0]}
+
+
+RUN_BOTH_TESTS = ("reference, lesson weights", "ort, lesson weights", "reference, unseen weights", "ort, unseen weights",
+                  "reference's own numbers (seeded random op)", "ONNX Runtime's own numbers (seeded random op)")
+ENGINE = {"reference": "onnx.reference.ReferenceEvaluator", "ort": "onnxruntime.InferenceSession"}
+
+
+@judge("01.run_both", cases=_run_both_cases, tests=RUN_BOTH_TESTS, behaviour=RUN_BOTH_TESTS)
 def _run_both(outputs, seed):
-    names = ["model 1, batch 3", "model 1, batch 1", "model 2, batch 6"]
-    for name, got, (w, b, x) in zip(names, outputs, _run_both_data(seed)):
-        want = sigmoid(x @ w + b)
+    names = iter(RUN_BOTH_TESTS)
+    for got, (w, b, noise_seed, x) in zip(outputs, _run_both_data(seed)):
+        pair = (next(names), next(names))
         if isinstance(got, Raised):
-            yield TestResult(name, False, f"your function {got.message}")
+            for name in pair:
+                yield TestResult(name, False, f"your function {got.message}")
             continue
         if not isinstance(got, dict) or set(got) != {"reference", "ort"}:
             keys = sorted(got) if isinstance(got, dict) else None
-            yield TestResult(name, False, f"expected a dict with keys 'reference' and 'ort', got "
-                                          + (f"keys {keys}" if keys is not None else type(got).__name__))
+            for name in pair:
+                yield TestResult(name, False, "expected a dict with keys 'reference' and 'ort', got "
+                                 + (f"keys {keys}" if keys is not None else type(got).__name__))
             continue
-        yield expect_close(f"{name} (reference)", got["reference"], want, rtol=1e-5, atol=1e-6)
-        yield expect_close(f"{name} (ort)", got["ort"], want, rtol=1e-5, atol=1e-6)
+        if noise_seed is None:
+            for name, key in zip(pair, ("reference", "ort")):
+                yield expect_close(name, got[key], sigmoid(x @ w + b), rtol=1e-5, atol=1e-6)
+            continue
+        own = _engines(_run_both_model(w, b, noise_seed), x)
+        for name, key in zip(pair, ("reference", "ort")):
+            other = "ort" if key == "reference" else "reference"
+            t = expect_close(name, got[key], own[key], rtol=1e-5, atol=1e-6)
+            if t.passed:
+                t.message = f"these are {ENGINE[key]}'s numbers"
+            elif expect_close(name, got[key], own[other], rtol=1e-5, atol=1e-6).passed:
+                t.message = (f"got['{key}'] holds {ENGINE[other]}'s numbers: on this model (a seeded random "
+                             f"operator) each engine draws its own, so '{key}' must come from {ENGINE[key]}")
+            yield t
 
 
 # ---------------------------------------------------------------- 01.versions
 
-_VERSION_CASES = ((10, 21, ()), (8, 13, ()), (9, 17, (("com.microsoft", 1),)), (7, 12, (("ai.onnx.ml", 3),)))
+VERSION_TESTS = ("default domain first", "default domain last", "default domain between others",
+                 "default domain written 'ai.onnx'", "only the default domain")
+_OTHER_DOMAINS = ("ai.onnx.ml", "com.microsoft", "ai.onnx.preview.training", "com.example.custom")
+
+
+def _versions_data(seed: int) -> list[tuple[int, int, list[tuple[str, int]]]]:
+    """(ir_version, default opset, opset_import as (domain, version) in file order), one per test; the other
+    domains' versions are drawn above and below the default one, so neither max() nor a position works."""
+    rng = np.random.default_rng(seed + 303)
+    out = []
+    for name in VERSION_TESTS:
+        ir = int(rng.integers(3, 11))
+        opset = int(rng.integers(7, 22))
+        others = [(str(d), int(v)) for d, v in zip(rng.permutation(_OTHER_DOMAINS)[:2],
+                                                  (opset + int(rng.integers(1, 9)), int(rng.integers(1, 6))))]
+        rng.shuffle(others)
+        default = ("ai.onnx" if "ai.onnx" in name else "", opset)
+        if name == "default domain first":
+            imports = [default, *others]
+        elif name == "default domain last":
+            imports = [*others, default]
+        elif name == "only the default domain":
+            imports = [default]
+        else:
+            imports = [others[0], default, others[1]]
+        out.append((ir, opset, imports))
+    return out
+
+
+def _versions_model(ir: int, imports: list[tuple[str, int]]) -> bytes:
+    import onnx
+
+    m = onnx.ModelProto()
+    m.ParseFromString(make_model(W, B))
+    del m.opset_import[:]
+    for domain, version in imports:
+        m.opset_import.add(domain=domain, version=version)
+    m.ir_version = ir
+    return m.SerializeToString()
 
 
 def _versions_cases(seed: int) -> list[tuple]:
-    order = np.random.default_rng(seed + 303).permutation(len(_VERSION_CASES))
-    return [(make_model(W, B, opset, ir, extra),) for ir, opset, extra in (_VERSION_CASES[i] for i in order)]
+    return [(_versions_model(ir, imports),) for ir, _, imports in _versions_data(seed)]
 
 
-@judge("01.versions", cases=_versions_cases)
+@judge("01.versions", cases=_versions_cases, tests=VERSION_TESTS, behaviour=VERSION_TESTS)
 def _versions(outputs, seed):
-    order = np.random.default_rng(seed + 303).permutation(len(_VERSION_CASES))
-    for i, got in zip(order, outputs):
-        ir, opset, extra = _VERSION_CASES[i]
-        name = f"IR {ir}, opset {opset}" + (f" (+{extra[0][0]})" if extra else "")
+    for name, (ir, opset, imports), got in zip(VERSION_TESTS, _versions_data(seed), outputs):
         if isinstance(got, Raised):
             yield TestResult(name, False, f"your function {got.message}")
-        elif not isinstance(got, dict):
+            continue
+        if not isinstance(got, dict):
             yield TestResult(name, False, f"expected a dict {{'ir_version': ..., 'opset': ...}}, got {type(got).__name__}")
-        else:
-            want = {"ir_version": ir, "opset": opset}
-            t = expect_equal(name, {k: got.get(k) for k in want}, want)
-            if not t.passed and extra and got.get("opset") == extra[0][1]:
-                t.message += f" — that is the opset of domain '{extra[0][0]}', not of the default domain ''"
-            yield t
+            continue
+        want = {"ir_version": ir, "opset": opset}
+        t = expect_equal(name, {k: got.get(k) for k in want}, want)
+        if not t.passed:
+            t.message += f" (opset_import of this model: {[(d or '', v) for d, v in imports]})"
+            other = next((d for d, v in imports if v == got.get("opset") and d not in ("", "ai.onnx")), None)
+            if other:
+                t.message += f" — {got.get('opset')} is the opset of domain '{other}', not of the default domain ('' or 'ai.onnx')"
+        yield t
 
 
 quiz_key("01.quiz", {
-    "q1": ("b", "ONNX describes the computation; runtimes such as ONNX Runtime execute it."),
-    "q2": ("b", "The opset pins operator semantics; ir_version is the file format's version."),
-    "q3": ("a", "A named (symbolic) dimension is free; a number is fixed forever."),
-    "q4": ("b", "The reference evaluator is plain Python following the spec: slow, but a ground truth."),
+    "q1": ("b", "ONNX describes the computation; runtimes such as ONNX Runtime or onnx.reference execute it. ONNX "
+                "Runtime is one of those runtimes, not ONNX itself, and ONNX compresses nothing: the weights are stored "
+                "as raw numbers, so the file is a little larger than the weights."),
+    "q2": ("c", "The opset pins operator semantics (Sigmoid as defined in opset 13, ReduceMean as in 18...). The file "
+                "format's version is ir_version, a separate number, and no field names a runtime release."),
+    "q3": ("a", "A named (symbolic) dimension is free at run time; a number is fixed forever. The runtime never splits "
+                "inputs for you, and the checker accepts fixed shapes: the first model of this lesson had [2, 4]."),
+    "q4": ("b", "The message is about the IR version (the file format). Opsets are a different number, and external "
+                "weights do not change the IR version. find_min_ir_version_for gives the lowest IR version that "
+                "can hold the opsets you import."),
+    "q5": ("c", "ONNX's operator list has no Linear and no Dense: a fully connected layer is Gemm (what the exporters "
+                "write for 2-D inputs) or MatMul + Add, exactly as this lesson builds it."),
+    "q6": ("a", "float32 keeps about 7 significant digits, so values near 1000 legitimately differ by about 1e-4: a "
+                "fixed absolute 1e-5 fails a correct model, and bit-identical outputs are not promised when kernels sum "
+                "in another order. A relative tolerance (plus a small atol near zero) scales with the values."),
 })

@@ -1,7 +1,7 @@
 """Lesson 02 exercises, judge side (references, test inputs, quiz keys): count parameters, expose an intermediate tensor, add metadata, convert opsets."""
 from __future__ import annotations
 
-from labkit.exercises.l02 import OLD_OPSET, small_cnn  # declares the exercises judged here
+from labkit.exercises.l02 import OLD_OPSET, model_to_repair, small_cnn  # declares the exercises judged here
 
 from pathlib import Path
 
@@ -148,7 +148,7 @@ def _count_cases(seed: int) -> list[tuple]:
             (onnx.load(light_model_path("resnet50")),), (small_cnn(),)]
 
 
-@judge("02.count_params", cases=_count_cases)
+@judge("02.count_params", cases=_count_cases, tests=_COUNT_NAMES, behaviour=_COUNT_NAMES)
 def _count_params(outputs, seed):
     for name, (model,), got in zip(_COUNT_NAMES, _count_cases(seed), outputs):
         want = count_parameters_reference(model)
@@ -174,129 +174,149 @@ def _count_params(outputs, seed):
         yield t
 
 
-# ---------------------------------------------------------------- 02.expose_output
+# ---------------------------------------------------------------- 02.bad_initializer
 
-def first_relu_output(model) -> str:
-    return next(n.output[0] for n in model.graph.node if n.op_type == "Relu")
+def _mlp_chain(rng, bad: str | None):
+    """A random chain of MatMul/Add (or Conv/Add) layers with random names; `bad` is the kind of corruption
+    applied to one initializer ('weight', 'bias') or None. Every node has exactly one initializer input.
+    Returns (model, name of the corrupted initializer or None)."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    prefix = str(rng.choice(["enc", "block", "layer", "stage", "head", "mlp"]))
+    n_layers = int(rng.integers(3, 6))
+    widths = [int(v) for v in rng.integers(3, 17, size=n_layers + 1)]
+    nodes, inits, names = [], [], []
+    x = "X"
+    for i in range(n_layers):
+        w_name, b_name = f"{prefix}{i}.w{int(rng.integers(10, 99))}", f"{prefix}{i}.b{int(rng.integers(10, 99))}"
+        w = rng.normal(size=(widths[i], widths[i + 1])).astype(np.float32)
+        b = rng.normal(size=(widths[i + 1],)).astype(np.float32)
+        inits += [numpy_helper.from_array(w, w_name), numpy_helper.from_array(b, b_name)]
+        names += [w_name, b_name]
+        nodes += [helper.make_node("MatMul", [x, w_name], [f"{prefix}{i}_mm"], name=f"{prefix}{i}/matmul"),
+                  helper.make_node("Add", [f"{prefix}{i}_mm", b_name], [f"{prefix}{i}_add"], name=f"{prefix}{i}/add")]
+        x = f"{prefix}{i}_add"
+        if i < n_layers - 1:
+            nodes.append(helper.make_node("Relu", [x], [f"{prefix}{i}_relu"], name=f"{prefix}{i}/relu"))
+            x = f"{prefix}{i}_relu"
+    culprit = None
+    if bad:
+        k = int(rng.integers(0, n_layers))
+        idx = 2 * k + (0 if bad == "weight" else 1)
+        t = numpy_helper.to_array(inits[idx])
+        culprit = names[idx]
+        if bad == "weight":   # transposed, or one row too many: both are mistakes of hand-written converters
+            t = t.T.copy() if t.shape[0] != t.shape[1] and rng.random() < 0.5 else np.vstack([t, t[:1]])
+        else:
+            t = np.concatenate([t, t[:1]])
+        inits[idx] = numpy_helper.from_array(t, culprit)
+    graph = helper.make_graph(nodes, f"{prefix}_net",
+                              [helper.make_tensor_value_info("X", TensorProto.FLOAT, ["N", widths[0]])],
+                              [helper.make_tensor_value_info(x, TensorProto.FLOAT, ["N", widths[-1]])],
+                              [inits[i] for i in rng.permutation(len(inits))])   # file order says nothing
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), culprit
 
 
-def _resnet_input(seed: int) -> np.ndarray:
-    return np.random.default_rng(seed + 303).normal(size=(1, 3, 224, 224)).astype(np.float32)
+BAD_TESTS = ("a weight of the wrong shape", "a bias of the wrong length", "another wrong weight",
+             "another wrong bias", "a model with nothing wrong")
+_BAD_KIND = ("weight", "bias", "weight", "bias", None)
 
 
-@judge("02.expose_output")
-def _expose_output(answer, seed):
+def _bad_data(seed: int):
+    rng = np.random.default_rng(seed + 505)
+    return [_mlp_chain(rng, kind) for kind in _BAD_KIND]
+
+
+def _bad_cases(seed: int) -> list[tuple]:
+    return [(model,) for model, _ in _bad_data(seed)]
+
+
+@judge("02.bad_initializer", cases=_bad_cases, tests=BAD_TESTS, behaviour=BAD_TESTS)
+def _bad_initializer(outputs, seed):
+    for name, (model, culprit), got in zip(BAD_TESTS, _bad_data(seed), outputs):
+        if isinstance(got, Raised):
+            yield TestResult(name, False, f"your function {got.message}")
+            continue
+        t = expect_equal(name, got, culprit)
+        if not t.passed:
+            nodes = {n.name for n in model.graph.node}
+            inits = {i.name for i in model.graph.initializer}
+            if culprit is None:
+                t.message = f"this model passes strict shape inference: expected None, got {got!r}"
+            elif isinstance(got, str) and got in nodes:
+                t.message += " — that is the failing node's name; return the initializer it reads"
+            elif isinstance(got, str) and got in inits:
+                t.message += " — that initializer is fine: which node does shape inference name?"
+        yield t
+
+
+# ---------------------------------------------------------------- 02.repair_conversion
+
+#: the opset model_to_repair() was really written in (any opset from 11 to 12 gives the same nodes)
+REPAIR_ORIGINAL_OPSET = 11
+REPAIR_TARGET = 21
+REPAIR_TESTS = ("opset 21", "valid ONNX at opset 21", "same outputs, batch 1", "same outputs, batch 6")
+REPAIR_BEHAVIOUR = REPAIR_TESTS[2:]
+
+
+def repair_reference():
+    """The honest model: model_to_repair() with the opset it was written in."""
+    m = model_to_repair()
+    m.opset_import[0].version = REPAIR_ORIGINAL_OPSET
+    return m
+
+
+@judge("02.repair_conversion", tests=REPAIR_TESTS, behaviour=REPAIR_BEHAVIOUR)
+def _repair_conversion(answer, seed):
     import onnx
 
     model, why = load_onnx(answer)
     if model is None:
-        yield TestResult("loads", False, why)
+        yield TestResult("opset 21", False, why)
         return
-    original = onnx.load(light_model_path("resnet50"))
-    target = first_relu_output(original)
-    outs = [o.name for o in model.graph.output]
-    yield TestResult("new output", target in outs,
-                     f"'{target}' is a graph output" if target in outs else
-                     f"expected a graph output named '{target}' (the first Relu's output), got outputs {outs}")
-    yield TestResult("original output kept", RESNET_OUTPUT in outs,
-                     f"'{RESNET_OUTPUT}' is still an output" if RESNET_OUTPUT in outs else
-                     f"the original output '{RESNET_OUTPUT}' is gone: add an output, do not replace it")
-    same = [n.op_type for n in model.graph.node] == [n.op_type for n in original.graph.node]
-    yield TestResult("nodes unchanged", same,
-                     f"the same {len(original.graph.node)} nodes" if same else
-                     f"expected the original {len(original.graph.node)} nodes, found {len(model.graph.node)}: "
-                     "exposing a tensor only adds an output, it changes no node")
-    if target not in outs:
-        return
-    x = _resnet_input(seed)
+    got_opset = _default_opset(model)
+    yield TestResult("opset 21", got_opset == REPAIR_TARGET,
+                     f"default domain at opset {REPAIR_TARGET}" if got_opset == REPAIR_TARGET else
+                     f"expected the default domain at opset {REPAIR_TARGET}, got {got_opset}")
     try:
-        got = ort_session(model).run([target], {RESNET_INPUT: x})[0]
+        onnx.checker.check_model(model, full_check=True)
+        yield TestResult("valid ONNX at opset 21", True, "onnx.checker accepts it")
     except Exception as e:
-        yield TestResult("values", False, f"ONNX Runtime cannot run your model: {_first_line(e)}")
-        return
-    inferred = onnx.shape_inference.infer_shapes(original)
-    sub = onnx.utils.Extractor(inferred).extract_model([RESNET_INPUT], [target])
-    want = ort_session(sub).run(None, {RESNET_INPUT: x})[0]
-    yield expect_close("values", got, want, rtol=1e-4, atol=1e-5)
-
-
-# ---------------------------------------------------------------- 02.add_metadata
-
-def _parity(model, seed: int, name: str, batches=(1, 7)):
-    """Compare a learner's version of small_cnn with the judge's own copy on random digits."""
+        yield TestResult("valid ONNX at opset 21", False,
+                         f"onnx.checker says: {_first_line(e)} — a node still has the form of an older opset")
     try:
         sess = ort_session(model)
     except Exception as e:
-        yield TestResult("runs in ONNX Runtime", False, f"ONNX Runtime cannot load it: {_first_line(e)}")
+        for n in REPAIR_BEHAVIOUR:
+            yield TestResult(n, False, f"ONNX Runtime cannot load it: {_first_line(e)}")
         return
-    inputs = [i.name for i in sess.get_inputs()]
-    if inputs != ["pixels"]:
-        yield TestResult("runs in ONNX Runtime", False, f"expected one input 'pixels', got {inputs}")
-        return
-    rng = np.random.default_rng(seed + 404)
-    for n in batches:
-        x = rng.random((n, 1, 8, 8)).astype(np.float32)
+    ref = ort_session(repair_reference())
+    rng = np.random.default_rng(seed + 606)
+    for n, batch in zip(REPAIR_BEHAVIOUR, (1, 6)):
+        x = rng.normal(size=(batch, 3, 4, 4)).astype(np.float32)
         try:
-            got = sess.run(None, {"pixels": x})[0]
+            out = sess.run(None, {sess.get_inputs()[0].name: x})[0]
         except Exception as e:
-            yield TestResult(f"{name}, batch {n}", False, f"ONNX Runtime failed: {_first_line(e)}")
+            yield TestResult(n, False, f"ONNX Runtime failed at batch size {batch}: {_first_line(e)}")
             continue
-        yield expect_close(f"{name}, batch {n}", got, _small_cnn_reference(x), rtol=1e-4, atol=1e-6)
-
-
-@judge("02.add_metadata")
-def _add_metadata(answer, seed):
-    model, why = load_onnx(answer)
-    if model is None:
-        yield TestResult("loads", False, why)
-        return
-    props = {p.key: p.value for p in model.metadata_props}
-    for key, value in METADATA.items():
-        got = props.get(key)
-        yield TestResult(f"metadata '{key}'", got == value,
-                         f"{key} = {value!r}" if got == value else
-                         f"expected metadata_props to hold {key} = {value!r}, got "
-                         + (repr(got) if got is not None else f"no such key (keys: {sorted(props)})"))
-    yield expect_equal("model_version", int(model.model_version), MODEL_VERSION)
-    try:
-        seen = ort_session(model).get_modelmeta().custom_metadata_map
-        ok = all(seen.get(k) == v for k, v in METADATA.items())
-        yield TestResult("ONNX Runtime sees it", ok, "custom_metadata_map has both keys" if ok else
-                         f"ONNX Runtime's custom_metadata_map is {dict(seen)}")
-    except Exception as e:
-        yield TestResult("ONNX Runtime sees it", False, f"ONNX Runtime cannot load the model: {_first_line(e)}")
-    yield from _parity(model, seed, "predictions unchanged", batches=(3,))
-
-
-# ---------------------------------------------------------------- 02.convert_opset
-
-@judge("02.convert_opset")
-def _convert_opset(answer, seed):
-    import onnx
-
-    model, why = load_onnx(answer)
-    if model is None:
-        yield TestResult("loads", False, why)
-        return
-    opset = _default_opset(model)
-    yield TestResult("opset", opset == TARGET_OPSET,
-                     f"default-domain opset {opset}" if opset == TARGET_OPSET else
-                     f"expected the default domain ('') at opset {TARGET_OPSET}, got {opset}")
-    try:
-        onnx.checker.check_model(model, full_check=True)
-        yield TestResult("valid ONNX", True, "onnx.checker accepts it")
-    except Exception as e:
-        yield TestResult("valid ONNX", False, f"onnx.checker says: {_first_line(e)} — were the nodes converted, "
-                                              "or only the opset number changed?")
-    yield from _parity(model, seed, "same predictions", batches=(1, 7))
+        yield expect_close(n, out, ref.run(None, {"X": x})[0], rtol=1e-5, atol=1e-6)
 
 
 # ---------------------------------------------------------------- quiz
 
 quiz_key("02.quiz", {
-    "q1": ("b", "Only the shapes are stored; every weight becomes 0.02 at load time, so the predictions mean nothing."),
-    "q2": ("a", "value_info holds the type and shape of tensors that are neither inputs nor outputs."),
-    "q3": ("b", "A protobuf message cannot exceed 2 GB; the weights then go to a side file the model points to."),
-    "q4": ("b", "Conversion rewrites nodes; only a comparison of outputs proves it still computes the same thing."),
-    "q5": ("b", "Before IR 4 initializers had to be listed as inputs; they act as defaults you need not feed."),
+    "q1": ("c", "Only the shapes are stored; every weight becomes 0.02 at load time, so the predictions mean nothing. "
+                "ONNX compresses nothing (weights are raw numbers), and nothing is downloaded: the runtime reads one file."),
+    "q2": ("a", "value_info holds the type and shape of tensors that are neither inputs nor outputs. Initializers are "
+                "stored weights, and inference never adds outputs: you add one yourself to expose a tensor."),
+    "q3": ("b", "A protobuf message cannot exceed 2 GB; the weights then go to a side file the model points to. "
+                "External data is not faster to load, and quantization makes files smaller, not larger."),
+    "q4": ("b", "The number pins which definition each node follows; changing it converts nothing. Old-style nodes "
+                "under a new number are invalid, which is why version_converter rewrites them. No runtime adapts them, "
+                "and an opset number has nothing to do with kernel speed."),
+    "q5": ("c", "From IR 4 on, an initializer that is also listed as an input is an overridable default. This file is "
+                "IR 3, where listing was compulsory and means nothing: ONNX Runtime treats them as constants, as the "
+                "lesson shows. Inputs are never read-only, but these are not inputs you may feed."),
+    "q6": ("a", "Inference stops at the first node whose input shapes do not fit. The graph input's and outputs' shapes "
+                "are declared, MatMul exists in every opset; the stored shape of that node's initializer is the suspect."),
 })

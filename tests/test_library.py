@@ -198,10 +198,82 @@ def test_doctor_cli():
 
 
 def test_quiet_swallows_prints_and_warnings():
-    with labkit.quiet() as log:
-        print("chatter")
-        warnings.warn("noise")
-    assert "chatter" in log.getvalue()
+    with warnings.catch_warnings(record=True) as outside:
+        warnings.simplefilter("always")
+        with labkit.quiet() as log:
+            print("chatter")
+            warnings.warn("noise")
+    assert "chatter" in log.getvalue() and outside == []
     with pytest.raises(ZeroDivisionError):
         with labkit.quiet():
             1 / 0
+
+
+TRAIN_MODE = ("Exporting a model while it is in training mode. Please ensure that this is intended, as it may lead "
+              "to different behavior during inference. Calling model.eval() before export is recommended.")
+
+
+def _exporter_chatter():
+    print("[torch.onnx] Obtain model graph...")
+    warnings.warn("`isinstance(treespec, LeafSpec)` is deprecated", FutureWarning)
+    warnings.warn(TRAIN_MODE, UserWarning)
+    warnings.warn("The feature will be removed.", DeprecationWarning)
+
+
+def test_quiet_records_every_warning():
+    for _ in range(2):  # the second time too: Python's once-per-location registry must not hide it
+        with labkit.quiet() as log:
+            _exporter_chatter()
+        assert [w.category for w in log.warnings] == [FutureWarning, UserWarning, DeprecationWarning]
+    assert log.summary("training mode") == [f"UserWarning: {TRAIN_MODE}"]
+    assert [w.category for w in log.about(DeprecationWarning, "treespec")] == [FutureWarning, DeprecationWarning]
+    assert "Obtain model graph" in log.getvalue()
+
+
+def test_quiet_reshows_the_warnings_it_is_told_about():
+    with warnings.catch_warnings(record=True) as outside:
+        warnings.simplefilter("always")
+        with labkit.quiet(show=["TRAINING MODE"]):
+            _exporter_chatter()
+    assert [(w.category, str(w.message)) for w in outside] == [(UserWarning, TRAIN_MODE)]
+    with pytest.warns(DeprecationWarning, match="will be removed"):
+        with labkit.quiet(show=DeprecationWarning):
+            _exporter_chatter()
+
+
+def test_quiet_reshown_warning_names_the_package_not_the_clone():
+    with warnings.catch_warnings(record=True) as outside:
+        warnings.simplefilter("always")
+        with labkit.quiet(show=[UserWarning]):
+            warnings.warn_explicit("in training mode", UserWarning,
+                                   "/home/me/clone/.venv/lib/python3.11/site-packages/torch/onnx/_internal/x.py", 7)
+    assert [(w.filename, w.lineno) for w in outside] == [("torch/onnx/_internal/x.py", 7)]
+
+
+def test_quiet_reshows_before_an_error_and_restores_logging():
+    import logging
+
+    with pytest.warns(UserWarning, match="training mode"), pytest.raises(RuntimeError):
+        with labkit.quiet(show=["training mode"]):
+            warnings.warn(TRAIN_MODE)
+            raise RuntimeError("export failed")
+    assert logging.Logger.callHandlers is not None and "quiet" not in repr(logging.Logger.callHandlers)
+
+
+def test_quiet_keeps_log_records_and_tracebacks():
+    import logging
+
+    logger = logging.getLogger("labkit.test.exporter")
+    with labkit.quiet() as log:
+        print("progress")
+        logger.warning("Setting ONNX exporter to use operator set version 18")
+        try:
+            raise RuntimeError("No Adapter From Version $16 for Identity")
+        except RuntimeError:
+            logger.warning("Failed to convert the model", exc_info=True)
+        warnings.warn("noise", FutureWarning)
+    assert [r.getMessage() for r in log.records] == ["Setting ONNX exporter to use operator set version 18",
+                                                     "Failed to convert the model"]
+    text = log.transcript()
+    assert text.startswith("progress\nWARNING labkit.test.exporter: Setting ONNX")
+    assert "Traceback (most recent call last)" in text and text.endswith("FutureWarning: noise")

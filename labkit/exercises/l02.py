@@ -11,26 +11,39 @@ from ..checks.registry import Question, declare, quiz
 declare("02.count_params", title="Count the parameters in a graph", points=3, kind="function",
         hint="Add up np.prod(t.dims) over model.graph.initializer whose data_type is a float type (FLOAT, FLOAT16, DOUBLE, BFLOAT16). Then, for each ConstantOfShape node whose input is an initializer, add the product of the shape values stored in it (numpy_helper.to_array). Do not count graph inputs: in old models they repeat the initializers.")
 
-declare("02.expose_output", title="Expose an intermediate tensor", points=3, kind="onnx",
-        hint="Run onnx.shape_inference.infer_shapes on the model, find the ValueInfoProto whose name is the first Relu's output in graph.value_info, and append it to model.graph.output (model.graph.output.append(...)). Keep the original output.")
+declare("02.bad_initializer", title="Find the initializer that breaks shape inference", points=3, kind="function",
+        hint="Run onnx.shape_inference.infer_shapes(model, strict_mode=True) in a try block. The error names the first "
+             "failing node ('node name: ...'); find that node in model.graph.node and return the one of its inputs that "
+             "is an initializer. Return None when inference succeeds.")
 
-declare("02.add_metadata", title="Add metadata to a model", points=2, kind="onnx",
-        hint="onnx.helper.set_model_props(model, {...}) writes metadata_props (strings only); model.model_version = 2 sets the version. Work on a copy of small_cnn() and change nothing else.")
-
-declare("02.convert_opset", title="Convert a model to opset 21", points=3, kind="onnx",
-        hint="onnx.version_converter.convert_version(model, target_version) rewrites every node whose definition changed (ReduceMean's axes become an input, for instance). Setting opset_import by hand does not convert anything.")
+declare("02.repair_conversion", title="Repair a broken opset conversion", points=3, kind="onnx",
+        hint="Someone wrote 21 into opset_import without converting. Run onnx.checker.check_model(broken, full_check=True) "
+             "and read which node it rejects and why (an attribute that later opsets moved to an input). Put back an opset "
+             "number in which those nodes are valid, then let onnx.version_converter.convert_version take the model to 21.")
 
 quiz("02.quiz", title="Reading a model's structure", points=4, questions=[
-    Question("q1", "The light ResNet-50 file is tiny, yet the model has millions of parameters. Why?",
-             {"a": "The weights are compressed with zip", "b": "Each weight is a ConstantOfShape node that fills a tensor of a stored shape with one value", "c": "The weights are downloaded when the model is loaded"}),
+    Question("q1", "The light ResNet-50 file is 78 KiB, yet the model has 25 million parameters. Why?",
+             {"a": "ONNX compresses the weights when it saves a model",
+              "b": "The weights are downloaded the first time the model is loaded",
+              "c": "Each weight is a ConstantOfShape node that fills a tensor of a stored shape with one value"}),
     Question("q2", "After onnx.shape_inference.infer_shapes, where are the shapes of intermediate tensors?",
-             {"a": "In graph.value_info", "b": "In graph.initializer", "c": "In model.metadata_props"}),
+             {"a": "In graph.value_info", "b": "In graph.initializer", "c": "In graph.output, next to the real outputs"}),
     Question("q3", "When must a model keep its weights in external data?",
-             {"a": "Always: it makes inference faster", "b": "When the single file would pass protobuf's 2 GB limit", "c": "Only on Android"}),
-    Question("q4", "You converted a model to a newer opset with onnx.version_converter. What next?",
-             {"a": "Nothing, the converter is always right", "b": "Run the checker and compare its outputs with the original model's on the same inputs", "c": "Retrain the model"}),
-    Question("q5", "This old ResNet-50 lists every initializer in graph.input too. What must you feed at run time?",
-             {"a": "Every graph input", "b": "Only the inputs that are not initializers (the image)", "c": "Nothing"}),
+             {"a": "Always: ONNX Runtime loads external weights faster",
+              "b": "When the single file would pass protobuf's 2 GB limit",
+              "c": "Whenever the model is quantized"}),
+    Question("q4", "You wrote opset_import[0].version = 21 on an opset-11 model and saved it. What did you get?",
+             {"a": "A converted model: the runtime adapts old nodes to the new opset",
+              "b": "A file that lies: old-style nodes (ReduceMean's axes attribute...) under a new opset number, which the checker rejects",
+              "c": "The same model, now faster, because newer opsets have faster kernels"}),
+    Question("q5", "This IR 3 ResNet-50 lists its initializers in graph.input too. Can you feed new values for them at run time?",
+             {"a": "Yes: an initializer listed as an input is a default you may override",
+              "b": "Yes, but only by editing the file, because inputs are read-only",
+              "c": "No: before IR 4 they are constants, get_overridable_initializers() is empty and feeding one is an 'Invalid input name'"}),
+    Question("q6", "Strict shape inference fails with '(op_type:MatMul, node name: fc2): Incompatible dimensions'. Where is the bad tensor?",
+             {"a": "Among the inputs of node fc2: the one with a stored shape (an initializer) that does not fit",
+              "b": "In the graph's declared output shape",
+              "c": "In the opset: MatMul needs a newer opset"}),
 ])
 
 
@@ -84,3 +97,25 @@ def small_cnn(opset: int = OLD_OPSET, seed: int = 2024):
         [numpy_helper.from_array(v, k) for k, v in weights.items()])
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=6,
                              producer_name="labkit", producer_version="lesson 02")
+
+
+def model_to_repair():
+    """A small model whose opset number was overwritten by hand ("converted" to 21 by editing opset_import):
+    its nodes still have the form of the opset it was written in. Input X (N, 3, 4, 4), output Y (N, 5)."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(1102)
+    nodes = [
+        helper.make_node("ReduceMean", ["X"], ["pooled"], axes=[2, 3], keepdims=1, name="pool"),
+        helper.make_node("Squeeze", ["pooled"], ["flat"], axes=[2, 3], name="squeeze"),
+        helper.make_node("MatMul", ["flat", "W"], ["logits"], name="fc"),
+        helper.make_node("Split", ["logits"], ["left", "right"], axis=1, split=[3, 2], name="split"),
+        helper.make_node("Softmax", ["left"], ["p_left"], axis=1, name="softmax"),
+        helper.make_node("Unsqueeze", ["right"], ["right3"], axes=[1], name="unsqueeze"),
+        helper.make_node("ReduceSum", ["right3"], ["r_sum"], axes=[1], keepdims=0, name="rsum"),
+        helper.make_node("Concat", ["p_left", "r_sum"], ["Y"], axis=1, name="concat"),
+    ]
+    graph = helper.make_graph(nodes, "to_repair", [helper.make_tensor_value_info("X", TensorProto.FLOAT, ["N", 3, 4, 4])],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, ["N", 5])],
+                              [numpy_helper.from_array(rng.normal(size=(3, 5)).astype(np.float32), "W")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], ir_version=7)

@@ -1,0 +1,285 @@
+"""Lesson 03: answers learners write when exporting the course CNN, judging exports, baking in preprocessing.
+
+Real exports of the course model are made once per test session (cached), with the legacy exporter
+where the exporter does not matter (it takes a fraction of a second) and with dynamo where it does
+(its own behaviour in training mode, its ONNXProgram); variants of one export are made by editing the
+exported graph, which is what the file would hold anyway.
+"""
+from __future__ import annotations
+
+import io
+from functools import lru_cache
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from corpus import Right, Wrong
+
+# ---------------------------------------------------------------- exports of the course CNN (cached)
+
+
+def _torch():
+    import torch
+
+    return torch
+
+
+def _example(n=4, raw=False):
+    from labkit.data import digits
+
+    d = digits(raw=raw)
+    return _torch().from_numpy(d.x_test[:n])
+
+
+def _legacy(module, example, *, dynamic=True, names=("pixels", "logits"), **kw) -> bytes:
+    import labkit
+
+    buf = io.BytesIO()
+    axes = {names[0]: {0: "batch"}, names[1]: {0: "batch"}} if dynamic else None
+    with labkit.quiet():
+        _torch().onnx.export(module, (example,), buf, dynamo=False, input_names=[names[0]], output_names=[names[1]],
+                             dynamic_axes=axes, **kw)
+    return buf.getvalue()
+
+
+def _dynamo(module, example, dynamic_shapes, **kw) -> onnx.ModelProto:
+    import labkit
+
+    with labkit.quiet():
+        program = _torch().onnx.export(module, (example,), dynamo=True, dynamic_shapes=dynamic_shapes, **kw)
+    return program.model_proto
+
+
+def _course():
+    from labkit.models import trained_cnn
+
+    return trained_cnn()
+
+
+@lru_cache(maxsize=None)
+def dynamo_dynamic() -> bytes:
+    """The notebook's way, with the batch named N."""
+    return _dynamo(_course(), _example(4), {"input": {0: "N"}}).SerializeToString()
+
+
+@lru_cache(maxsize=None)
+def dynamo_train_mode() -> bytes:
+    """A fresh DigitsCNN given the course weights, never put in eval mode, exported with dynamo."""
+    from labkit.models import DigitsCNN
+
+    net = DigitsCNN()
+    net.load_state_dict(_course().state_dict())
+    return _dynamo(net, _example(4), {"input": {0: "batch"}}).SerializeToString()
+
+
+@lru_cache(maxsize=None)
+def legacy(kind: str = "course", dynamic: bool = True) -> bytes:
+    torch = _torch()
+    from labkit.models import DigitsCNN
+
+    if kind == "course":
+        net = _course()
+    elif kind == "untrained":
+        torch.manual_seed(0)
+        net = DigitsCNN().eval()
+    elif kind == "retrained":  # what a model trained on this CPU is to the course model: other weights
+        net = _course()
+        gen = torch.Generator().manual_seed(1)
+        with torch.no_grad():
+            for p in net.parameters():
+                p.add_(0.05 * p.std() * torch.randn(p.shape, generator=gen))
+    elif kind == "softmax":
+        net = torch.nn.Sequential(_course(), torch.nn.Softmax(dim=1)).eval()
+    elif kind == "double":
+        return _legacy(_course().double(), _example(4).double(), dynamic=dynamic)
+    elif kind == "train-mode":
+        net = _course().train()
+        return _legacy(net, _example(4), dynamic=dynamic, training=torch.onnx.TrainingMode.TRAINING)
+    else:
+        raise ValueError(kind)
+    return _legacy(net, _example(4), dynamic=dynamic)
+
+
+class _Raw:
+    """Raw uint8 pixels in: cast to float32, then `scale`, then the CNN."""
+
+    def __new__(cls, scale, net=None):
+        torch = _torch()
+
+        class RawDigits(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.net = net if net is not None else _course()
+
+            def forward(self, pixels):
+                return self.net(scale(pixels.to(torch.float32)))
+
+        return RawDigits().eval()
+
+
+@lru_cache(maxsize=None)
+def dynamo_raw() -> bytes:
+    return _dynamo(_Raw(lambda x: x / 16), _example(4, raw=True), {"pixels": {0: "batch"}}).SerializeToString()
+
+
+@lru_cache(maxsize=None)
+def legacy_raw(kind: str, dynamic: bool = True) -> bytes:
+    torch = _torch()
+    scale = {"times 1/16": lambda x: x * 0.0625, "/255": lambda x: x / 255, "cast only": lambda x: x,
+             "/16 twice": lambda x: x / 16 / 16, "centred": lambda x: (x - 8) / 16, "/16": lambda x: x / 16}
+    if kind == "folded":  # the 1/16 folded into the first convolution's weights: same function
+        net = _course()
+        with torch.no_grad():
+            net[0].weight.mul_(1 / 16)
+        return _legacy(_Raw(lambda x: x, net), _example(4, raw=True), dynamic=dynamic)
+    return _legacy(_Raw(scale[kind]), _example(4, raw=True), dynamic=dynamic)
+
+
+def _external(tmp, blob: bytes) -> str:
+    """What a path argument writes: the graph in the .onnx file, the weights in a .data file beside it."""
+    tmp.mkdir(parents=True, exist_ok=True)
+    onnx.save(onnx.load_from_string(blob), tmp / "cnn.onnx", save_as_external_data=True,
+              all_tensors_to_one_file=True, location="cnn.onnx.data", size_threshold=0)
+    return str(tmp / "cnn.onnx")
+
+
+def _saved(tmp, blob: bytes) -> str:
+    tmp.mkdir(parents=True, exist_ok=True)
+    (tmp / "m.onnx").write_bytes(blob)
+    return str(tmp / "m.onnx")
+
+
+CORPUS_DYNAMIC = [
+    Right("dynamo, batch named N, the ModelProto", make=lambda tmp: onnx.load_from_string(dynamo_dynamic())),
+    Right("legacy exporter with dynamic_axes, saved to a path", make=lambda tmp: _saved(tmp, legacy())),
+    Right("legacy exporter, bytes", make=lambda tmp: legacy()),
+    Wrong("no dynamic shapes: batch fixed at 4", make=lambda tmp: legacy(dynamic=False), outputs_wrong=False),
+    Wrong("training mode: DigitsCNN + load_state_dict, no eval()", make=lambda tmp: dynamo_train_mode()),
+    Wrong("an untrained DigitsCNN (seed 0)", make=lambda tmp: legacy("untrained")),
+    Wrong("a CNN trained on this CPU (other weights)", make=lambda tmp: legacy("retrained")),
+    Wrong("Softmax added: probabilities, not logits", make=lambda tmp: legacy("softmax")),
+    Wrong("path argument: weights in a .data file, .onnx handed in", make=lambda tmp: _external(tmp, dynamo_dynamic())),
+    Wrong("model.double(): float64 input", make=lambda tmp: legacy("double")),
+    Wrong("the raw-input model handed in", make=lambda tmp: legacy_raw("/16")),
+]
+
+CORPUS_RAW = [
+    Right("dynamo, pixels / 16", make=lambda tmp: dynamo_raw()),
+    Right("legacy, pixels * 0.0625", make=lambda tmp: _saved(tmp, legacy_raw("times 1/16"))),
+    Right("1/16 folded into the first Conv's weights", make=lambda tmp: legacy_raw("folded")),
+    Wrong("divides by 255 instead of 16", make=lambda tmp: legacy_raw("/255")),
+    Wrong("casts but does not scale", make=lambda tmp: legacy_raw("cast only")),
+    Wrong("divides by 16 twice", make=lambda tmp: legacy_raw("/16 twice")),
+    Wrong("centres the pixels: (x - 8) / 16", make=lambda tmp: legacy_raw("centred")),
+    Wrong("float input: the scaling left outside", make=lambda tmp: legacy()),
+    Wrong("no dynamic batch", make=lambda tmp: legacy_raw("/16", dynamic=False), outputs_wrong=False),
+    Wrong("path argument: weights in a .data file", make=lambda tmp: _external(tmp, dynamo_raw())),
+]
+
+
+# ---------------------------------------------------------------- 03.faithful
+
+
+def _session(model):
+    import onnxruntime as ort
+
+    return ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+
+
+def _torch_out(net, x):
+    with _torch().no_grad():
+        return net(_torch().from_numpy(x)).numpy()
+
+
+def _sizes_checker(sizes, *, rtol=1e-3, atol=1e-5, catch=True, compare=None):
+    """Run both on rows of example at each batch size in `sizes(example)`; False on the first disagreement."""
+
+    def is_faithful(onnx_model, net, example):
+        sess = _session(onnx_model)
+        name = sess.get_inputs()[0].name
+        rng = np.random.default_rng(1)
+        for n in sizes(example):
+            x = example[rng.integers(0, len(example), size=n)]
+            try:
+                got = sess.run(None, {name: x})[0]
+            except Exception:
+                if not catch:
+                    raise
+                return False
+            want = _torch_out(net, x)
+            if compare is not None:
+                if not compare(got, want):
+                    return False
+            elif got.shape != want.shape or not np.allclose(got, want, rtol=rtol, atol=atol):
+                return False
+        return True
+
+    return is_faithful
+
+
+def _every_size(engine):
+    """Every batch size from 1 to 12 (rows of example repeated), assert_allclose inside one try."""
+
+    def is_faithful(onnx_model, net, example):
+        if engine == "reference":  # onnx.reference ignores the declared input shape
+            from onnx.reference import ReferenceEvaluator
+
+            ref = ReferenceEvaluator(onnx_model)
+            run = lambda x: ref.run(None, {onnx_model.graph.input[0].name: x})[0]  # noqa: E731
+        else:
+            sess = _session(onnx_model)
+            run = lambda x: sess.run(None, {sess.get_inputs()[0].name: x})[0]  # noqa: E731
+        try:
+            for n in range(1, 13):
+                x = np.resize(example, (n, example.shape[1])).astype(np.float32)
+                np.testing.assert_allclose(run(x), _torch_out(net, x), rtol=1e-4, atol=1e-6)
+        except Exception:
+            return False
+        return True
+
+    return is_faithful
+
+
+def _symbolic_only(onnx_model, net, example):
+    dim = onnx_model.graph.input[0].type.tensor_type.shape.dim[0]
+    return bool(dim.dim_param)
+
+
+def _calls():
+    count = [0]
+
+    def by_call_order(onnx_model, net, example):  # the order of the notebook's cases, remembered
+        count[0] += 1
+        return count[0] <= 4
+
+    return by_call_order
+
+
+CORPUS_FAITHFUL = [
+    Right("batch sizes 1, 2, 3, 5, 8, 17 and the example's, np.allclose",
+          answer=_sizes_checker(lambda e: (1, 2, 3, 5, 8, 17, len(e)))),
+    Right("ONNX Runtime, batch 1..12, assert_allclose in one try", answer=_every_size("ort")),
+    Wrong("only the example", answer=_sizes_checker(lambda e: (len(e),))),
+    Wrong("the example and batch 1 (misses a branch baked in at a small batch)",
+          answer=_sizes_checker(lambda e: (len(e), 1))),
+    Wrong("the example and twice its size (misses a branch baked in at a large batch)",
+          answer=_sizes_checker(lambda e: (len(e), 2 * len(e)))),
+    Wrong("a fixed absolute tolerance: atol=1e-5, rtol=0",
+          answer=_sizes_checker(lambda e: (1, 2, 3, 5, 8, 17), rtol=0.0, atol=1e-5)),
+    Wrong("compares the predicted class only (argmax)",
+          answer=_sizes_checker(lambda e: (1, 2, 3, 5, 8, 17),
+                                compare=lambda g, w: g.shape == w.shape and (g.argmax(1) == w.argmax(1)).all())),
+    Wrong("lets ONNX Runtime's error through", answer=_sizes_checker(lambda e: (1, 2, 3, 5, 8, 17), catch=False)),
+    Wrong("checks that the batch is symbolic, runs nothing", answer=_symbolic_only),
+    Wrong("onnx.reference instead of ONNX Runtime (ignores the fixed batch)", answer=_every_size("reference")),
+    Wrong("always True", answer=lambda m, net, e: True),
+    Wrong("always False", answer=lambda m, net, e: False),
+    Wrong("answers by the order of the notebook's cases", make=lambda tmp: _calls()),
+]
+
+CORPUS = {
+    "03.dynamic_batch": CORPUS_DYNAMIC,
+    "03.raw_input": CORPUS_RAW,
+    "03.faithful": CORPUS_FAITHFUL,
+}
