@@ -99,7 +99,8 @@ class CourseModelError(RuntimeError):
 _state: dict | None = None
 
 
-def _read_weights(path: Path = WEIGHTS_FILE, sha256: str = WEIGHTS_SHA256) -> dict:
+def read_weights(path: Path = WEIGHTS_FILE, sha256: str = WEIGHTS_SHA256) -> dict[str, np.ndarray]:
+    """The course model's state dict as numpy arrays, after checking the file's SHA-256 (no torch needed)."""
     try:
         blob = path.read_bytes()
     except OSError as e:
@@ -119,7 +120,7 @@ def trained_cnn():
     global _state
     torch = _torch()
     if _state is None:
-        _state = _read_weights()
+        _state = read_weights()
     model = DigitsCNN()
     model.load_state_dict({k: torch.from_numpy(v.copy()) for k, v in _state.items()})
     return model.eval()

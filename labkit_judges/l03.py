@@ -45,9 +45,9 @@ def course_model_onnx() -> bytes:
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
-    from labkit.models import _read_weights
+    from labkit.models import read_weights
 
-    w = _read_weights()
+    w = read_weights()
     inits = [numpy_helper.from_array(np.asarray(v, np.float32), k) for k, v in w.items() if "num_batches" not in k]
     n = helper.make_node
     nodes = [

@@ -122,10 +122,10 @@ def test_trained_cnn_refuses_weights_that_do_not_verify(tmp_path, monkeypatch):
     blob[-100] ^= 1
     tampered.write_bytes(bytes(blob))
     with pytest.raises(models.CourseModelError, match="not the course model"):
-        models._read_weights(tampered)
+        models.read_weights(tampered)
     with pytest.raises(models.CourseModelError, match="missing"):
-        models._read_weights(tmp_path / "absent.npz")
-    assert models._read_weights()["0.weight"].shape == (16, 1, 3, 3)
+        models.read_weights(tmp_path / "absent.npz")
+    assert models.read_weights()["0.weight"].shape == (16, 1, 3, 3)
 
 
 def test_course_model_command_regenerates_weights_and_hash(tmp_path, monkeypatch):
