@@ -89,10 +89,12 @@ def toy():
 
     declare("99.double", title="Double it", points=2, kind="function", hint="x * 2")
 
-    @judge("99.double", cases=cases)
+    names = tuple(f"case {i}" for i in range(len(cases(0))))
+
+    @judge("99.double", cases=cases, tests=names, behaviour=names)
     def verdict(outputs, seed):
-        for i, ((x,), got) in enumerate(zip(cases(seed), outputs)):
-            yield expect_close(f"case {i}", got, 2 * x)
+        for name, (x,), got in zip(names, cases(seed), outputs):
+            yield expect_close(name, got, 2 * x)
 
     yield get("99.double")
     REGISTRY.pop("99.double")
@@ -136,7 +138,7 @@ def test_check_never_raises_and_unknown_ids(toy):
 def test_judge_bug_is_reported_not_raised():
     declare("99.buggy", title="b", points=1, kind="value")
 
-    @judge("99.buggy")
+    @judge("99.buggy", tests=("t",), behaviour=("t",))
     def verdict(answer, seed):
         raise RuntimeError("judge bug")
         yield  # pragma: no cover
@@ -217,6 +219,6 @@ def test_exercise_registration_validates():
     declare("99.x", title="x", points=1, kind="function")
     try:
         with pytest.raises(ValueError):
-            judge("99.x")(lambda a, s: [])  # a function exercise needs its test inputs
+            judge("99.x", tests=("t",), behaviour=("t",))(lambda a, s: [])  # a function exercise needs its inputs
     finally:
         REGISTRY.pop("99.x")

@@ -46,7 +46,7 @@ class JudgeSpec:
 JUDGES: dict[str, JudgeSpec] = {}
 
 
-def judge(id: str, *, tests: Sequence[str] = (), behaviour: Sequence[str] = (),
+def judge(id: str, *, tests: Sequence[str], behaviour: Sequence[str],
           cases: Callable[[int], list[tuple]] | None = None) -> Callable[[Callable], Callable]:
     """Decorator registering `fn(answer, seed)` as the verdict of the declared exercise `id`.
 
@@ -57,11 +57,10 @@ def judge(id: str, *, tests: Sequence[str] = (), behaviour: Sequence[str] = (),
     if (ex.kind == "function") != (cases is not None):
         raise ValueError(f"{id}: cases= is needed exactly when the exercise is a function (it is {ex.kind!r})")
     tests, behaviour = tuple(tests), tuple(behaviour)
-    if tests or behaviour:  # transitional: tests/test_corpus.py fails while a judge declares none
-        if not tests or len(set(tests)) != len(tests):
-            raise ValueError(f"{id}: tests= must list distinct test names")
-        if not behaviour or not set(behaviour) <= set(tests):
-            raise ValueError(f"{id}: behaviour= must name at least one of its tests (the outputs on unseen inputs)")
+    if not tests or len(set(tests)) != len(tests):
+        raise ValueError(f"{id}: tests= must list distinct test names")
+    if not behaviour or not set(behaviour) <= set(tests):
+        raise ValueError(f"{id}: behaviour= must name at least one of its tests (the outputs on unseen inputs)")
 
     def deco(fn: Callable) -> Callable:
         JUDGES[id] = JudgeSpec(fn, cases, tests=tests, behaviour=behaviour)
@@ -125,7 +124,7 @@ def score(ex: Exercise, spec: JudgeSpec, yielded: list[TestResult]) -> Result:
     """The scoring rule (docs/authoring.md): the exercise's fixed list of tests, each passed or failed;
     a test the judge did not get to counts as failed; points are the share of tests passed, capped
     at half while any behaviour test fails, so structure alone never adds up to a pass."""
-    names = spec.tests or tuple(dict.fromkeys(t.name for t in yielded))
+    names = spec.tests
     got: dict[str, TestResult] = {}
     for t in yielded:
         if t.name not in names:
