@@ -53,10 +53,10 @@ def _short(text: object, limit: int = 300) -> str:
 # ---------------------------------------------------------------- preparing the batch (grader process)
 
 
-def make_tmp_root() -> Path:
+def make_tmp_root(base: Path | None = None) -> Path:
     """A short private folder for this run (IPC socket paths must stay under 100 bytes); stale ones
     of graders that were killed outright are removed first."""
-    base = Path(tempfile.gettempdir())
+    base = base or Path(tempfile.gettempdir())
     if len(str(base)) > 40:
         base = Path("/tmp")
     for old in base.glob(TMP_PREFIX + "*"):
