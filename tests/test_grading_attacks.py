@@ -34,18 +34,20 @@ DAEMON_MARK = str(900000 + os.getpid() % 99999)  # `sleep <mark>`: how the test 
 
 # everything a kernel might read to get an answer; each found file is printed into the quiz answer
 READ_EVERYTHING = r'''
-import glob, json, os
-found = {}
-for pattern in ["/work/*/solutions/*.ipynb", "/**/solutions/01_onnx_concepts.ipynb", "/work/*/labkit_judges/l01.py",
-                "/etc/shadow", "/run/*", "/root/*", "/home/*/*", "/tmp/labkit-grade-*/*", "/tmp/*/class/*.ipynb"]:
-    for path in glob.glob(pattern, recursive=True)[:20]:
+import glob, importlib.util, json, os
+def readable(pattern):
+    n = 0
+    for path in glob.glob(pattern, recursive=True)[:50]:
         try:
-            found[path] = open(path, "rb").read(200).decode(errors="replace")
-        except Exception as e:
-            found[path] = "unreadable: " + type(e).__name__
-found["env"] = {k: v for k, v in os.environ.items() if "SEED" in k or "KEY" in k}
-found["uid"] = os.getuid()
-open("found.json", "w").write(json.dumps(found))
+            open(path, "rb").read(10)
+            n += 1
+        except Exception:
+            pass
+    return n
+FOUND = {"uid": os.getuid(), "solutions": readable("/**/solutions/*.ipynb"), "shadow": readable("/etc/shadow"),
+         "run": len(glob.glob("/run/*")), "judges": importlib.util.find_spec("labkit_judges") is not None,
+         "grader": readable("/tmp/labkit-grade-*/*") + readable("/**/.grader/*"), "git": readable("/**/.git/HEAD"),
+         "others": readable("/tmp/**/class*/*.ipynb"), "env": sorted(k for k in os.environ if "SEED" in k or "KEY" in k)}
 '''
 ATTACKS = {
     # the solution notebook, the judges and the quiz key, read from inside the kernel
@@ -66,6 +68,8 @@ ATTACKS = {
         "01.run_both": ("def run_both(model_bytes, x):\n"
                         "    from labkit.checks import judge_spec\n"
                         "    return judge_spec('01.run_both')\n"),
+        "01.versions": ("def model_versions(model_bytes):\n"
+                        "    return {'ir_version': json.dumps(FOUND), 'opset': 0}\n"),
         "01.quiz": ("from labkit.checks import quiz_answers\n"
                     "quiz_01 = quiz_answers('01.quiz')\n"),
     },
@@ -128,7 +132,7 @@ ATTACKS = {
         "01.quiz": RIGHT_QUIZ,
     },
 }
-ATTACKED = {"reader": ["01.sigmoid_model", "01.run_both", "01.quiz"], "forger": ["01.sigmoid_model", "01.quiz"],
+ATTACKED = {"reader": ["01.sigmoid_model", "01.run_both", "01.versions", "01.quiz"], "forger": ["01.sigmoid_model", "01.quiz"],
             "killer": ["01.run_both", "01.versions"], "endless_judge": ["01.sigmoid_model"]}
 
 if not (SOLUTION.is_file() and LESSON.is_file()):
@@ -240,10 +244,13 @@ def test_attacks_score_no_higher_than_blank(hostile):
 
 
 def test_kernel_sees_no_answers_and_is_not_root(hostile):
-    """What the reader found: nothing of the course's solutions or judges, no seed, no shadow, no /run."""
-    g = hostile["grades"]
-    assert "no judges" in json.dumps(g[("reader", "01.sigmoid_model")]) or _pts(g, "reader", "01.sigmoid_model") == 0
-    assert g[("reader", "01.quiz")]["status"] != "passed"
+    """What the reader found inside its kernel (it smuggles it out in a failing answer's message)."""
+    msg = hostile["grades"][("reader", "01.versions")]["message"]
+    start = msg.index("'ir_version': '") + len("'ir_version': '")
+    found = json.loads(msg[start:msg.index("'", start)])
+    assert found == {"uid": found["uid"], "solutions": 0, "shadow": 0, "run": 0, "judges": False, "grader": 0,
+                     "git": 0, "others": 0, "env": []}, found
+    assert found["uid"] != 0
 
 
 def test_bad_files_cost_only_their_row(hostile):
