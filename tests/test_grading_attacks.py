@@ -35,9 +35,12 @@ DAEMON_MARK = str(900000 + os.getpid() % 99999)  # `sleep <mark>`: how the test 
 # everything a kernel might read to get an answer; each found file is printed into the quiz answer
 READ_EVERYTHING = r'''
 import glob, importlib.util, json, os
+ROOTS = ["/work", "/root", "/home", "/tmp", "/srv", "/opt", "/mnt", "/var", "/run"]  # not /usr, /sys, /proc
 def readable(pattern):
     n = 0
-    for path in glob.glob(pattern, recursive=True)[:50]:
+    paths = [p for r in ROOTS for p in glob.glob(r + pattern, recursive=True)] if pattern.startswith("/**") else \
+        glob.glob(pattern)
+    for path in paths[:50]:
         try:
             open(path, "rb").read(10)
             n += 1
@@ -55,7 +58,8 @@ ATTACKS = {
         "01.sigmoid_model": READ_EVERYTHING + (
             "import glob, json\n"
             "sigmoid_model = None\n"
-            "for p in glob.glob('/**/solutions/01_onnx_concepts.ipynb', recursive=True):\n"
+            "for p in [p for r in ('/work', '/root', '/home', '/tmp') for p in\n"
+            "          glob.glob(r + '/**/solutions/01_onnx_concepts.ipynb', recursive=True)]:\n"
             "    nb = json.load(open(p))\n"
             "    for c in nb['cells']:\n"
             "        if 'answer:01.sigmoid_model' in c['metadata'].get('tags', []):\n"
@@ -77,7 +81,8 @@ ATTACKS = {
     "forger": {
         "01.sigmoid_model": (
             "import glob, os, json\n"
-            "for d in glob.glob('/**/.cache', recursive=True) + glob.glob('/**/.grader', recursive=True):\n"
+            "for d in [d for r in ('/work', '/root', '/home', '/tmp') for n in ('.cache', '.grader')\n"
+            "          for d in glob.glob(r + '/**/' + n, recursive=True)]:\n"
             "    try:\n"
             "        for f in os.listdir(d):\n"
             "            open(os.path.join(d, f), 'w').write(json.dumps({'payload': '{}', 'mac': '0'}))\n"
