@@ -1,7 +1,8 @@
-"""Lesson 02 exercises, judge side (references, test inputs, quiz keys): count parameters, expose an intermediate tensor, add metadata, convert opsets."""
+"""Lesson 02 exercises, judge side (references, test inputs, quiz keys): count parameters, expose an
+intermediate tensor, add metadata, convert opsets."""
 from __future__ import annotations
 
-from labkit.exercises.l02 import OLD_OPSET, small_cnn  # declares the exercises judged here
+from labkit.exercises.l02 import small_cnn  # declares the exercises judged here
 
 from pathlib import Path
 

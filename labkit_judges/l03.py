@@ -1,4 +1,5 @@
-"""Lesson 03 exercises, judge side (references, test inputs, quiz keys): export the digits CNN with a dynamic batch, fix a train-mode export,
+"""Lesson 03 exercises, judge side (references, test inputs, quiz keys): export the digits CNN with a
+dynamic batch, fix a train-mode export,
 bake the preprocessing into the model, and a quiz on parity failures.
 
 The judges never train or run torch: a trained CNN cannot be rebuilt bit for bit in another

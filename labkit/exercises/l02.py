@@ -9,28 +9,44 @@ import numpy as np
 from ..checks.registry import Question, declare, quiz
 
 declare("02.count_params", title="Count the parameters in a graph", points=3, kind="function",
-        hint="Add up np.prod(t.dims) over model.graph.initializer whose data_type is a float type (FLOAT, FLOAT16, DOUBLE, BFLOAT16). Then, for each ConstantOfShape node whose input is an initializer, add the product of the shape values stored in it (numpy_helper.to_array). Do not count graph inputs: in old models they repeat the initializers.")
+        hint="Add up np.prod(t.dims) over model.graph.initializer whose data_type is a float type (FLOAT, "
+             "FLOAT16, DOUBLE, BFLOAT16). Then, for each ConstantOfShape node whose input is an initializer, "
+             "add the product of the shape values stored in it (numpy_helper.to_array). Do not count graph "
+             "inputs: in old models they repeat the initializers.")
 
 declare("02.expose_output", title="Expose an intermediate tensor", points=3, kind="onnx",
-        hint="Run onnx.shape_inference.infer_shapes on the model, find the ValueInfoProto whose name is the first Relu's output in graph.value_info, and append it to model.graph.output (model.graph.output.append(...)). Keep the original output.")
+        hint="Run onnx.shape_inference.infer_shapes on the model, find the ValueInfoProto whose name is the "
+             "first Relu's output in graph.value_info, and append it to model.graph.output "
+             "(model.graph.output.append(...)). Keep the original output.")
 
 declare("02.add_metadata", title="Add metadata to a model", points=2, kind="onnx",
-        hint="onnx.helper.set_model_props(model, {...}) writes metadata_props (strings only); model.model_version = 2 sets the version. Work on a copy of small_cnn() and change nothing else.")
+        hint="onnx.helper.set_model_props(model, {...}) writes metadata_props (strings only); "
+             "model.model_version = 2 sets the version. Work on a copy of small_cnn() and change nothing else.")
 
 declare("02.convert_opset", title="Convert a model to opset 21", points=3, kind="onnx",
-        hint="onnx.version_converter.convert_version(model, target_version) rewrites every node whose definition changed (ReduceMean's axes become an input, for instance). Setting opset_import by hand does not convert anything.")
+        hint="onnx.version_converter.convert_version(model, target_version) rewrites every node whose "
+             "definition changed (ReduceMean's axes become an input, for instance). Setting opset_import by "
+             "hand does not convert anything.")
 
 quiz("02.quiz", title="Reading a model's structure", points=4, questions=[
     Question("q1", "The light ResNet-50 file is tiny, yet the model has millions of parameters. Why?",
-             {"a": "The weights are compressed with zip", "b": "Each weight is a ConstantOfShape node that fills a tensor of a stored shape with one value", "c": "The weights are downloaded when the model is loaded"}),
+             {"a": "The weights are compressed with zip",
+              "b": "Each weight is a ConstantOfShape node that fills a tensor of a stored shape with one value",
+              "c": "The weights are downloaded when the model is loaded"}),
     Question("q2", "After onnx.shape_inference.infer_shapes, where are the shapes of intermediate tensors?",
              {"a": "In graph.value_info", "b": "In graph.initializer", "c": "In model.metadata_props"}),
     Question("q3", "When must a model keep its weights in external data?",
-             {"a": "Always: it makes inference faster", "b": "When the single file would pass protobuf's 2 GB limit", "c": "Only on Android"}),
+             {"a": "Always: it makes inference faster",
+              "b": "When the single file would pass protobuf's 2 GB limit",
+              "c": "Only on Android"}),
     Question("q4", "You converted a model to a newer opset with onnx.version_converter. What next?",
-             {"a": "Nothing, the converter is always right", "b": "Run the checker and compare its outputs with the original model's on the same inputs", "c": "Retrain the model"}),
+             {"a": "Nothing, the converter is always right",
+              "b": "Run the checker and compare its outputs with the original model's on the same inputs",
+              "c": "Retrain the model"}),
     Question("q5", "This old ResNet-50 lists every initializer in graph.input too. What must you feed at run time?",
-             {"a": "Every graph input", "b": "Only the inputs that are not initializers (the image)", "c": "Nothing"}),
+             {"a": "Every graph input",
+              "b": "Only the inputs that are not initializers (the image)",
+              "c": "Nothing"}),
 ])
 
 

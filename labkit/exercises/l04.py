@@ -9,21 +9,34 @@ import numpy as np
 from ..checks.registry import Question, declare, quiz
 
 declare("04.predict", title="Batched predictions with one session", points=3, kind="function",
-        hint="Read the input name from session.get_inputs()[0].name. Loop with for start in range(0, len(images), batch_size), run images[start:start + batch_size], take argmax(axis=1) of the first output and collect the pieces. With 0 images there is nothing to concatenate: return np.zeros(0, dtype=np.int64).")
+        hint="Read the input name from session.get_inputs()[0].name. Loop with for start in range(0, "
+             "len(images), batch_size), run images[start:start + batch_size], take argmax(axis=1) of the first "
+             "output and collect the pieces. With 0 images there is nothing to concatenate: return np.zeros(0, "
+             "dtype=np.int64).")
 
 declare("04.top_operator", title="Read the top operator from a profile", points=3, kind="function",
-        hint="If you get a str, open it and json.load it. Keep events whose 'cat' is 'Node'; the operator type is event['args']['op_name'] (node names are not operator types); add up event['dur'] per operator over all runs, then take the largest total.")
+        hint="If you get a str, open it and json.load it. Keep events whose 'cat' is 'Node'; the operator type "
+             "is event['args']['op_name'] (node names are not operator types); add up event['dur'] per operator"
+             " over all runs, then take the largest total.")
 
 declare("04.choose_providers", title="Choose execution providers with a fallback", points=2, kind="function",
-        hint="Walk through `preferred` in its order; stop at 'CPUExecutionProvider'; keep a name only if it is in `available` and not already chosen; finally append 'CPUExecutionProvider'.")
+        hint="Walk through `preferred` in its order; stop at 'CPUExecutionProvider'; keep a name only if it is "
+             "in `available` and not already chosen; finally append 'CPUExecutionProvider'.")
 
 quiz("04.quiz", title="Running models with ONNX Runtime", points=4, questions=[
-    Question("q1", "You ask for providers=['CUDAExecutionProvider', 'CPUExecutionProvider'] and session.get_providers() returns ['CPUExecutionProvider']. What happened?",
-             {"a": "The model runs on the GPU anyway", "b": "This onnxruntime build has no CUDA provider, so ORT warned and used the CPU", "c": "get_providers() only lists the last provider you asked for"}),
+    Question("q1", "You ask for providers=['CUDAExecutionProvider', 'CPUExecutionProvider'] and "
+                   "session.get_providers() returns ['CPUExecutionProvider']. What happened?",
+             {"a": "The model runs on the GPU anyway",
+              "b": "This onnxruntime build has no CUDA provider, so ORT warned and used the CPU",
+              "c": "get_providers() only lists the last provider you asked for"}),
     Question("q2", "Why create one InferenceSession and reuse it for every request?",
-             {"a": "Creating a session loads, checks and optimizes the graph, which costs far more than one run", "b": "A process may create only one session", "c": "A reused session gives more accurate results"}),
+             {"a": "Creating a session loads, checks and optimizes the graph, which costs far more than one run",
+              "b": "A process may create only one session",
+              "c": "A reused session gives more accurate results"}),
     Question("q3", "When does SessionOptions.inter_op_num_threads change anything?",
-             {"a": "Always: it is the main thread setting", "b": "Only with execution_mode = ORT_PARALLEL, which runs independent nodes at the same time", "c": "Only on GPUs"}),
+             {"a": "Always: it is the main thread setting",
+              "b": "Only with execution_mode = ORT_PARALLEL, which runs independent nodes at the same time",
+              "c": "Only on GPUs"}),
     Question("q4", "In ONNX Runtime's profile trace, where is the operator type of a node event?",
              {"a": "In the event's name", "b": "In event['args']['op_name']", "c": "In event['cat']"}),
 ])

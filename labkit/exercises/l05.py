@@ -9,24 +9,39 @@ import numpy as np
 from ..checks.registry import Question, declare, quiz
 
 declare("05.fold_bn", title="Fold BatchNorm into Conv weights", points=3, kind="function",
-        hint="s = gamma / np.sqrt(var + eps) has one value per output channel (axis 0 of W). Reshape it to (C_out, 1, 1, ...) with s.reshape((-1,) + (1,) * (W.ndim - 1)) before multiplying W. b' = (b - mean) * s + beta, where a missing bias (b=None) counts as zeros.")
+        hint="s = gamma / np.sqrt(var + eps) has one value per output channel (axis 0 of W). Reshape it to "
+             "(C_out, 1, 1, ...) with s.reshape((-1,) + (1,) * (W.ndim - 1)) before multiplying W. b' = (b - "
+             "mean) * s + beta, where a missing bias (b=None) counts as zeros.")
 
 declare("05.fold_graph", title="Fold every Conv+BatchNormalization pair of a graph", points=4, kind="onnx",
-        hint="For each BatchNormalization whose input comes from a Conv: fold the BN parameters into new weight and bias initializers of that Conv, give the Conv the BN's output name, delete the BN node. The last BN writes the graph output 'y', so the Conv must now write 'y'.")
+        hint="For each BatchNormalization whose input comes from a Conv: fold the BN parameters into new weight"
+             " and bias initializers of that Conv, give the Conv the BN's output name, delete the BN node. The "
+             "last BN writes the graph output 'y', so the Conv must now write 'y'.")
 
 quiz("05.quiz", title="Predict what each optimization level does", points=4, questions=[
     Question("q1", "Which operators disappear from the light ResNet-50 at the BASIC level?",
-             {"a": "ConstantOfShape (folded into initializers) and BatchNormalization (folded into Conv)", "b": "Only Relu, merged into Conv", "c": "None: BASIC only checks the graph"}),
+             {"a": "ConstantOfShape (folded into initializers) and BatchNormalization (folded into Conv)",
+              "b": "Only Relu, merged into Conv",
+              "c": "None: BASIC only checks the graph"}),
     Question("q2", "What does EXTENDED add on the CPU execution provider?",
-             {"a": "Blocked NCHWc layouts for the CPU's vector width", "b": "Fusions into ONNX Runtime's own operators, e.g. Conv+Relu -> FusedConv, Gemm+Relu -> FusedGemm", "c": "8-bit quantization of the weights"}),
-    Question("q3", "A script sets so.graph_optimization_level = ORT_ENABLE_ALL on a fresh SessionOptions(). What changes?",
-             {"a": "Inference gets faster", "b": "Nothing: ORT_ENABLE_ALL is already the default", "c": "Model loading fails on ARM"}),
-    Question("q4", "You optimize offline once and ship the file to many different machines. Which level do you save at?",
-             {"a": "ALL, because it is fastest everywhere", "b": "EXTENDED: ALL may add NCHWc layout operators whose block size fits only this CPU's vectors", "c": "DISABLE, because optimized files never load elsewhere"}),
+             {"a": "Blocked NCHWc layouts for the CPU's vector width",
+              "b": "Fusions into ONNX Runtime's own operators, e.g. Conv+Relu -> FusedConv, Gemm+Relu -> FusedGemm",
+              "c": "8-bit quantization of the weights"}),
+    Question("q3", "A script sets so.graph_optimization_level = ORT_ENABLE_ALL on a fresh SessionOptions(). "
+                   "What changes?",
+             {"a": "Inference gets faster",
+              "b": "Nothing: ORT_ENABLE_ALL is already the default",
+              "c": "Model loading fails on ARM"}),
+    Question("q4", "You optimize offline once and ship the file to many different machines. Which level do you "
+                   "save at?",
+             {"a": "ALL, because it is fastest everywhere",
+              "b": "EXTENDED: ALL may add NCHWc layout operators whose block size fits only this CPU's vectors",
+              "c": "DISABLE, because optimized files never load elsewhere"}),
 ])
 
 declare("05.portable", title="Save a portable optimized model", points=3, kind="onnx",
-        hint="SessionOptions(): graph_optimization_level = ORT_ENABLE_EXTENDED and optimized_model_filepath = 'artifacts/practice_extended.onnx'; creating the InferenceSession writes the file.")
+        hint="SessionOptions(): graph_optimization_level = ORT_ENABLE_EXTENDED and optimized_model_filepath = "
+             "'artifacts/practice_extended.onnx'; creating the InferenceSession writes the file.")
 
 
 # ---------------------------------------------------------------- lesson material (handed to the learner)
