@@ -73,8 +73,12 @@ def main() -> int:
     proc = subprocess.run(cmd, cwd=ROOT, text=True, stdout=subprocess.PIPE)
     wall = time.perf_counter() - t0
     print(proc.stdout)
-    per = [json.loads(p.read_text()).get("seconds") for p in (base / "out").glob("*/results.json")]
-    per = [x for x in per if isinstance(x, (int, float))]
+    recs = [json.loads(p.read_text()) for p in (base / "out" / "students").glob("*/results.json")]
+    per = [r.get("seconds") for r in recs if isinstance(r.get("seconds"), (int, float))]
+    judge = [r.get("judge_seconds") for r in recs if isinstance(r.get("judge_seconds"), (int, float))]
+    if judge:
+        print(f"verdict process: mean {sum(judge) / len(judge):.1f} s per submission; protection: "
+              f"{sorted({r.get('protection') for r in recs})}")
     print(f"wall time: {wall:.1f} s for {args.count} submissions = {wall / args.count:.2f} s per submission "
           f"(with --jobs {args.jobs}); one submission alone took {min(per):.1f}-{max(per):.1f} s "
           f"(mean {sum(per) / max(1, len(per)):.1f} s) inside its worker" if per else f"wall time: {wall:.1f} s")

@@ -299,16 +299,19 @@ def process_limit() -> tuple[bool, str]:
     return True, "a pids cgroup (root)"
 
 
-def kill_tree(root_pid: int | None = None, pgid: int | None = None) -> int:
+def kill_tree(root_pid: int | None = None, pgid: int | None = None, spare: frozenset[int] = frozenset()) -> int:
     """SIGKILL a process group and every descendant of `root_pid` (default: this process).
 
     Repeats until nothing is left (a fork bomb keeps forking while it is being killed) and reaps
-    the orphans reparented to this process (see `make_subreaper`). Returns how many were signalled.
+    the orphans reparented to this process (see `make_subreaper`). `spare` processes (the worker's
+    own verdict process) and their children are left alone. Returns how many were signalled.
     """
     root_pid = os.getpid() if root_pid is None else root_pid
     killed = 0
     for _ in range(500):
-        victims = set(descendants(root_pid))
+        victims = set(descendants(root_pid)) - set(spare)
+        for keep in spare:
+            victims -= set(descendants(keep))
         if pgid:
             try:
                 os.killpg(pgid, signal.SIGKILL)

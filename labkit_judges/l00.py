@@ -1,4 +1,5 @@
-"""Lesson 00 exercises, judge side (references, test inputs, quiz keys): a first function and a quiz, to learn how checks answer."""
+"""Lesson 00 exercises, judge side (references, test inputs, quiz keys): a first function and a quiz,
+to learn how checks answer."""
 from __future__ import annotations
 
 import labkit.exercises.l00  # noqa: F401 (declares the exercises judged here)

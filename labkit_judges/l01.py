@@ -1,4 +1,5 @@
-"""Lesson 01 exercises, judge side (references, test inputs, quiz keys): build Y = Sigmoid(X·W + B), run it two ways, read versions, quiz."""
+"""Lesson 01 exercises, judge side (references, test inputs, quiz keys): build Y = Sigmoid(X·W + B),
+run it two ways, read versions, quiz."""
 from __future__ import annotations
 
 import labkit.exercises.l01  # noqa: F401 (declares the exercises judged here)

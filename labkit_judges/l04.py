@@ -1,12 +1,10 @@
-"""Lesson 04 exercises, judge side (references, test inputs, quiz keys): batched prediction with a session, reading a profile, choosing providers, quiz."""
+"""Lesson 04 exercises, judge side (references, test inputs, quiz keys): batched prediction with a
+session, reading a profile, choosing providers, quiz."""
 from __future__ import annotations
 
 import labkit.exercises.l04  # noqa: F401 (declares the exercises judged here)
 
 import json
-import os
-import tempfile
-from pathlib import Path
 
 import numpy as np
 

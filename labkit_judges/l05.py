@@ -1,4 +1,5 @@
-"""Lesson 05 exercises, judge side (references, test inputs, quiz keys): fold BatchNorm into Conv (by formula, then in a graph), ORT levels, portable files."""
+"""Lesson 05 exercises, judge side (references, test inputs, quiz keys): fold BatchNorm into Conv (by
+formula, then in a graph), ORT levels, portable files."""
 from __future__ import annotations
 
 from labkit.exercises.l05 import _PAIRS, IN_CHANNELS, PRACTICE_SEED, SIZE, practice_model  # noqa: F401

@@ -1,4 +1,5 @@
-"""Lesson 06 exercises, judge side (references, test inputs, quiz keys): the affine quantization mapping, a calibration reader, choosing a method.
+"""Lesson 06 exercises, judge side (references, test inputs, quiz keys): the affine quantization
+mapping, a calibration reader, choosing a method.
 
 Conventions (the notebook's prompts state the same, the judges below enforce them):
 

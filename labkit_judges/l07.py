@@ -1,4 +1,5 @@
-"""Lesson 07 exercises, judge side (references, test inputs, quiz keys): the app's block counts, an .ort file that matches, NNAPI coverage, choosing a backend."""
+"""Lesson 07 exercises, judge side (references, test inputs, quiz keys): the app's block counts, an
+.ort file that matches, NNAPI coverage, choosing a backend."""
 from __future__ import annotations
 
 import labkit.exercises.l07  # noqa: F401 (declares the exercises judged here)

@@ -34,18 +34,23 @@ DAEMON_MARK = str(900000 + os.getpid() % 99999)  # `sleep <mark>`: how the test 
 
 # everything a kernel might read to get an answer; each found file is printed into the quiz answer
 READ_EVERYTHING = r'''
-import glob, json, os
-found = {}
-for pattern in ["/work/*/solutions/*.ipynb", "/**/solutions/01_onnx_concepts.ipynb", "/work/*/labkit_judges/l01.py",
-                "/etc/shadow", "/run/*", "/root/*", "/home/*/*", "/tmp/labkit-grade-*/*", "/tmp/*/class/*.ipynb"]:
-    for path in glob.glob(pattern, recursive=True)[:20]:
+import glob, importlib.util, json, os
+ROOTS = ["/work", "/root", "/home", "/tmp", "/srv", "/opt", "/mnt", "/var", "/run"]  # not /usr, /sys, /proc
+def readable(pattern):
+    n = 0
+    paths = [p for r in ROOTS for p in glob.glob(r + pattern, recursive=True)] if pattern.startswith("/**") else \
+        glob.glob(pattern)
+    for path in paths[:50]:
         try:
-            found[path] = open(path, "rb").read(200).decode(errors="replace")
-        except Exception as e:
-            found[path] = "unreadable: " + type(e).__name__
-found["env"] = {k: v for k, v in os.environ.items() if "SEED" in k or "KEY" in k}
-found["uid"] = os.getuid()
-open("found.json", "w").write(json.dumps(found))
+            open(path, "rb").read(10)
+            n += 1
+        except Exception:
+            pass
+    return n
+FOUND = {"uid": os.getuid(), "solutions": readable("/**/solutions/*.ipynb"), "shadow": readable("/etc/shadow"),
+         "run": len(glob.glob("/run/*")), "judges": importlib.util.find_spec("labkit_judges") is not None,
+         "grader": readable("/tmp/labkit-grade-*/*") + readable("/**/.grader/*"), "git": readable("/**/.git/HEAD"),
+         "others": readable("/tmp/**/class*/*.ipynb"), "env": sorted(k for k in os.environ if "SEED" in k or "KEY" in k)}
 '''
 ATTACKS = {
     # the solution notebook, the judges and the quiz key, read from inside the kernel
@@ -53,7 +58,8 @@ ATTACKS = {
         "01.sigmoid_model": READ_EVERYTHING + (
             "import glob, json\n"
             "sigmoid_model = None\n"
-            "for p in glob.glob('/**/solutions/01_onnx_concepts.ipynb', recursive=True):\n"
+            "for p in [p for r in ('/work', '/root', '/home', '/tmp') for p in\n"
+            "          glob.glob(r + '/**/solutions/01_onnx_concepts.ipynb', recursive=True)]:\n"
             "    nb = json.load(open(p))\n"
             "    for c in nb['cells']:\n"
             "        if 'answer:01.sigmoid_model' in c['metadata'].get('tags', []):\n"
@@ -66,6 +72,8 @@ ATTACKS = {
         "01.run_both": ("def run_both(model_bytes, x):\n"
                         "    from labkit.checks import judge_spec\n"
                         "    return judge_spec('01.run_both')\n"),
+        "01.versions": ("def model_versions(model_bytes):\n"
+                        "    return {'ir_version': json.dumps(FOUND), 'opset': 0}\n"),
         "01.quiz": ("from labkit.checks import quiz_answers\n"
                     "quiz_01 = quiz_answers('01.quiz')\n"),
     },
@@ -73,7 +81,8 @@ ATTACKS = {
     "forger": {
         "01.sigmoid_model": (
             "import glob, os, json\n"
-            "for d in glob.glob('/**/.cache', recursive=True) + glob.glob('/**/.grader', recursive=True):\n"
+            "for d in [d for r in ('/work', '/root', '/home', '/tmp') for n in ('.cache', '.grader')\n"
+            "          for d in glob.glob(r + '/**/' + n, recursive=True)]:\n"
             "    try:\n"
             "        for f in os.listdir(d):\n"
             "            open(os.path.join(d, f), 'w').write(json.dumps({'payload': '{}', 'mac': '0'}))\n"
@@ -128,7 +137,7 @@ ATTACKS = {
         "01.quiz": RIGHT_QUIZ,
     },
 }
-ATTACKED = {"reader": ["01.sigmoid_model", "01.run_both", "01.quiz"], "forger": ["01.sigmoid_model", "01.quiz"],
+ATTACKED = {"reader": ["01.sigmoid_model", "01.run_both", "01.versions", "01.quiz"], "forger": ["01.sigmoid_model", "01.quiz"],
             "killer": ["01.run_both", "01.versions"], "endless_judge": ["01.sigmoid_model"]}
 
 if not (SOLUTION.is_file() and LESSON.is_file()):
@@ -240,10 +249,13 @@ def test_attacks_score_no_higher_than_blank(hostile):
 
 
 def test_kernel_sees_no_answers_and_is_not_root(hostile):
-    """What the reader found: nothing of the course's solutions or judges, no seed, no shadow, no /run."""
-    g = hostile["grades"]
-    assert "no judges" in json.dumps(g[("reader", "01.sigmoid_model")]) or _pts(g, "reader", "01.sigmoid_model") == 0
-    assert g[("reader", "01.quiz")]["status"] != "passed"
+    """What the reader found inside its kernel (it smuggles it out in a failing answer's message)."""
+    msg = hostile["grades"][("reader", "01.versions")]["message"]
+    start = msg.index("'ir_version': '") + len("'ir_version': '")
+    found = json.loads(msg[start:msg.index("'", start)])
+    assert found == {"uid": found["uid"], "solutions": 0, "shadow": 0, "run": 0, "judges": False, "grader": 0,
+                     "git": 0, "others": 0, "env": []}, found
+    assert found["uid"] != 0
 
 
 def test_bad_files_cost_only_their_row(hostile):
@@ -314,6 +326,9 @@ def test_forged_cache_entry_is_ignored(hostile):
     assert forged >= 5, forged
     proc, _ = grade(hostile["subs"], hostile["out"])
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert "1 submission(s) unchanged" in proc.stderr, proc.stderr[-2000:]  # the solution only
+    for student in ("blank", "forger", "reader", "killer"):  # forged entries: graded again, not reused
+        rec = json.loads((hostile["out"] / "students" / student / "results.json").read_text())
+        assert not rec.get("cached"), student
+    assert json.loads((hostile["out"] / "students" / "solution" / "results.json").read_text()).get("cached")
     g = grades(hostile["out"])
     assert _pts(g, "blank", "01.quiz") == 0 and g[("forger", "01.quiz")]["status"] != "passed"

@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import judge
 from .judge import copy_answers, judge_answers
 from .lesson import ExerciseInfo, Lesson, bundle_hash, load_lesson, resolve_lesson
 from .options import NOT_GUARANTEED, GradeError, Options, Protection, decide_protection, parse
@@ -53,10 +54,10 @@ def _short(text: object, limit: int = 300) -> str:
 # ---------------------------------------------------------------- preparing the batch (grader process)
 
 
-def make_tmp_root() -> Path:
+def make_tmp_root(base: Path | None = None) -> Path:
     """A short private folder for this run (IPC socket paths must stay under 100 bytes); stale ones
     of graders that were killed outright are removed first."""
-    base = Path(tempfile.gettempdir())
+    base = base or Path(tempfile.gettempdir())
     if len(str(base)) > 40:
         base = Path("/tmp")
     for old in base.glob(TMP_PREFIX + "*"):
@@ -169,7 +170,7 @@ def grade_one(task: Task) -> dict:
         except Exception as e:
             return {"internal_error": _short(e, 300), "seconds": time.monotonic() - t0}
         finally:
-            sandbox.kill_tree()  # anything still below this worker (daemonized helpers included)
+            sandbox.kill_tree(spare=judge.server_pids())  # all below this worker but its verdict process
         problems = copy_answers(work / "answers", judge_dir / "answers")
         t_judge = time.monotonic()
         try:

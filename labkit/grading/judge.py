@@ -1,10 +1,10 @@
 """Stage 5: the verdict process — judges the plain data a kernel recorded, never learner code.
 
-The recorded answers are copied (regular files only, bounded), then `python -I -m
-labkit.grading.judge SPEC` judges them with the judges of `labkit_judges`, confined by resource
-limits (CPU seconds, address space, no core files). It prints one JSON line per exercise; an
-exercise whose judging runs past the judge timeout (a model with a huge Loop...) gets the status
-`timeout` — a verdict like any other, cached — and the rest are judged by a fresh process.
+The recorded answers are copied (regular files only, bounded), then judged by a warm verdict
+process per worker (`python -I -m labkit.grading.judge --serve SPEC`): it imports the lesson's
+judges once and forks, per exercise, a child confined by resource limits (address space, CPU
+seconds, no core files). An exercise whose judging runs past the judge timeout (a model with a
+huge Loop...) gets the status `timeout` — a verdict like any other, cached.
 """
 from __future__ import annotations
 
@@ -57,80 +57,171 @@ def copy_answers(src: Path, dest: Path) -> list[str]:
 
 
 
+def _env(home: Path, data_dir: str) -> dict[str, str]:
+    return {"PATH": os.environ.get("PATH", os.defpath), "LANG": os.environ.get("LANG", "C.UTF-8"),
+            "HOME": str(home), "MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
+            "MKL_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1", "LABKIT_CACHE": data_dir}
+
+
+class JudgeServer:
+    """A warm verdict process for a worker: it imports labkit, the lesson's judges, numpy, onnx and
+    ONNX Runtime once, then for each exercise forks a child confined by RLIMIT_AS, RLIMIT_CPU and
+    no core files, and waits for it at most `timeout` seconds (past it: a `timeout` verdict).
+
+    Requests and verdicts are JSON lines over its stdin/stdout; it never sees learner code."""
+
+    def __init__(self, lesson: str, seed: int, extra: str, timeout: float, data_dir: str, home: Path):
+        from .. import sandbox
+
+        self.key = (lesson, seed, extra, timeout, data_dir)
+        spec = home / "judge-server.json"
+        spec.write_text(json.dumps({"lesson": lesson, "seed": seed, "extra": extra, "timeout": timeout,
+                                    "memory": JUDGE_MEMORY}))
+        cmd = sandbox.launcher_args({"core": 0}) + [sys.executable, "-I", "-m", "labkit.grading.judge", "--serve",
+                                                    str(spec)]
+        self.proc = subprocess.Popen(cmd, cwd=home, env=_env(home, data_dir), stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True)
+        self.timeout = timeout
+        self.buf = b""
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def judge(self, answers: Path, ids: list[str]) -> dict[str, dict]:
+        """{exercise id: verdict} for the recorded answers in `answers`; raises when the server fails."""
+        self.proc.stdin.write((json.dumps({"answers": str(answers), "ids": ids}) + "\n").encode())
+        self.proc.stdin.flush()
+        out: dict[str, dict] = {}
+        deadline = time.monotonic() + (self.timeout + 10) * len(ids) + 120  # the first request pays the imports
+        while len(out) < len(ids):
+            while b"\n" not in self.buf:
+                left = deadline - time.monotonic()
+                if left <= 0 or not select.select([self.proc.stdout], [], [], left)[0]:
+                    raise RuntimeError("the checker process stopped answering")
+                chunk = os.read(self.proc.stdout.fileno(), 1 << 16)
+                if not chunk:
+                    raise RuntimeError("the checker process ended")
+                self.buf += chunk
+                if len(self.buf) > MAX_LINE:
+                    raise RuntimeError("the checker wrote an oversized verdict")
+            line, self.buf = self.buf.split(b"\n", 1)
+            res = json.loads(line)
+            out[res.pop("_id")] = res
+        return out
+
+    def close(self) -> None:
+        try:
+            os.killpg(self.proc.pid, 9)
+        except OSError:
+            pass
+        self.proc.wait()
+
+
+_SERVER: JudgeServer | None = None
+
+
+def server_pids() -> frozenset[int]:
+    """The pid of this worker's verdict process (its launcher execs python: one pid)."""
+    return frozenset([_SERVER.proc.pid]) if _SERVER is not None and _SERVER.alive() else frozenset()
+
+
 def judge_answers(lesson: str, answers: Path, seed: int, ids: list[str], extra: str, timeout: float,
                   data_dir: str) -> dict[str, dict]:
-    """{exercise id: Result dict} from confined judge processes; a judge timeout is a `timeout` verdict."""
-    from .. import sandbox
-
-    out: dict[str, dict] = {}
-    todo = list(ids)
-    while todo:
-        spec_path = answers.parent / f"judge-{len(out)}.json"
-        spec_path.write_text(json.dumps({"lesson": lesson, "answers": str(answers), "seed": seed, "ids": todo,
-                                         "extra": extra}))
-        env = {"PATH": os.environ.get("PATH", os.defpath), "LANG": os.environ.get("LANG", "C.UTF-8"),
-               "HOME": str(answers.parent), "MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1",
-               "PYTHONDONTWRITEBYTECODE": "1", "LABKIT_CACHE": data_dir}
-        limits = {"as": JUDGE_MEMORY, "core": 0, "cpu": int(timeout * len(todo)) + 30}
-        cmd = sandbox.launcher_args(limits) + [sys.executable, "-I", "-m", "labkit.grading.judge", str(spec_path)]
-        proc = subprocess.Popen(cmd, cwd=answers.parent, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                start_new_session=True)
-        buf = b""
-        deadline = time.monotonic() + timeout + 30  # the first exercise pays the imports
-        try:
-            while todo:
-                left = deadline - time.monotonic()
-                ready = select.select([proc.stdout], [], [], max(0.0, left))[0] if left > 0 else []
-                if not ready:
-                    current = todo.pop(0)
-                    out[current] = {"status": "timeout", "message": f"the checker ran past {timeout:g} s on this "
-                                                                    "answer and was stopped"}
-                    break
-                chunk = os.read(proc.stdout.fileno(), 1 << 16)
-                if not chunk:
-                    err = proc.stderr.read(4000).decode(errors="replace").strip().splitlines()
-                    current = todo.pop(0)
-                    out[current] = {"status": "error", "message": "the checker crashed on this answer "
-                                                                  f"({(err or ['no message'])[-1][:200]})"}
-                    break
-                buf += chunk
-                if len(buf) > MAX_LINE:
-                    raise RuntimeError("the checker wrote an oversized verdict")
-                while b"\n" in buf and todo:
-                    line, buf = buf.split(b"\n", 1)
-                    res = json.loads(line)
-                    if res.get("exercise") != todo[0]:
-                        raise RuntimeError("the checker answered out of order")
-                    out[todo.pop(0)] = res
-                    deadline = time.monotonic() + timeout
-        finally:
-            try:
-                os.killpg(proc.pid, 9)
-            except OSError:
-                pass
-            proc.wait()
-            proc.stdout.close()
-            proc.stderr.close()
-    return out
+    """{exercise id: Result dict} from this worker's warm, confined verdict process (started on first use)."""
+    global _SERVER
+    key = (lesson, seed, extra, timeout, data_dir)
+    if _SERVER is None or not _SERVER.alive() or _SERVER.key != key:
+        if _SERVER is not None:
+            _SERVER.close()
+        home = Path(data_dir).parent / f"judge-{os.getpid()}"
+        home.mkdir(exist_ok=True)
+        _SERVER = JudgeServer(lesson, seed, extra, timeout, data_dir, home)
+    try:
+        return _SERVER.judge(answers, ids)
+    except Exception:
+        _SERVER.close()
+        _SERVER = None
+        raise
 
 
-def main(spec_path: str) -> int:
-    """In the verdict process: judge each exercise from its folder of plain data, one JSON line each."""
+def _judge_one(spec: dict, answers: Path, id: str) -> dict:
+    from .. import checks
+
+    ex = checks.get(id)
+    try:
+        res = checks.judge_saved(ex, answers / id, int(spec["seed"]))
+    except Exception as e:  # judge_saved should not raise; be safe anyway
+        res = checks.Result(ex.id, ex.title, "error", 0.0, ex.points, f"could not check: {e}", [], ex.hint)
+    return res.to_dict()
+
+
+def serve(spec_path: str) -> int:
+    """The warm verdict process: import once, fork one confined child per exercise."""
+    import resource
+    import signal
+
     from .. import checks
 
     spec = json.loads(Path(spec_path).read_text())
+    checks.lesson_exercises(spec["lesson"])
+    checks.judge_spec(checks.lesson_exercises(spec["lesson"])[0].id)  # imports labkit_judges.lNN
+    for name in ("onnx", "onnxruntime", "onnx.reference"):
+        try:
+            __import__(name)
+        except ImportError:
+            pass
     if spec.get("extra"):
         exec(compile(spec["extra"], "<extra tests>", "exec"), {"__name__": "labkit_extra_tests"})
-    for id in spec["ids"]:
-        ex = checks.get(id)
-        try:
-            res = checks.judge_saved(ex, Path(spec["answers"]) / id, int(spec["seed"]))
-        except Exception as e:  # judge_saved should not raise; be safe anyway
-            res = checks.Result(ex.id, ex.title, "error", 0.0, ex.points, f"could not check: {e}", [], ex.hint)
-        sys.stdout.write(json.dumps(res.to_dict()) + "\n")
-        sys.stdout.flush()
+    timeout = float(spec["timeout"])
+    for request in sys.stdin:
+        req = json.loads(request)
+        for id in req["ids"]:
+            r, w = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # the child: confined, judges one exercise, writes one line
+                os.close(r)
+                try:
+                    resource.setrlimit(resource.RLIMIT_AS, (int(spec["memory"]), int(spec["memory"])))
+                    resource.setrlimit(resource.RLIMIT_CPU, (int(timeout) + 5, int(timeout) + 5))
+                    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+                    data = json.dumps(_judge_one(spec, Path(req["answers"]), id)).encode()
+                    with os.fdopen(w, "wb") as f:
+                        f.write(data)
+                finally:
+                    os._exit(0)
+            os.close(w)
+            buf, deadline, verdict = b"", time.monotonic() + timeout, None
+            with os.fdopen(r, "rb", buffering=0) as f:
+                while True:
+                    left = deadline - time.monotonic()
+                    if left <= 0 or not select.select([f], [], [], left)[0]:
+                        verdict = {"status": "timeout",
+                                   "message": f"the checker ran past {timeout:g} s on this answer and was stopped"}
+                        break
+                    chunk = f.read(1 << 16)
+                    if not chunk:
+                        break
+                    buf += chunk
+                    if len(buf) > MAX_LINE:
+                        verdict = {"status": "error", "message": "the checker produced an oversized verdict"}
+                        break
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+            _, status = os.waitpid(pid, 0)
+            if verdict is None:
+                try:
+                    verdict = json.loads(buf)
+                except ValueError:
+                    why = f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status) else "no verdict"
+                    verdict = {"status": "error", "message": f"the checker crashed on this answer ({why}: "
+                                                             "out of memory or CPU time?)"}
+            verdict["_id"] = id
+            sys.stdout.write(json.dumps(verdict) + "\n")
+            sys.stdout.flush()
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1]))
+    sys.exit(serve(sys.argv[2]) if sys.argv[1] == "--serve" else 2)

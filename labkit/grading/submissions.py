@@ -77,12 +77,13 @@ def _read_bounded(path: Path) -> bytes:
     if not stat.S_ISREG(st.st_mode):
         raise ValueError("not a regular file")
     if st.st_size > MAX_SUBMISSION_BYTES:
-        raise ValueError(f"notebook too large: {st.st_size >> 20} MB (the limit is {MAX_SUBMISSION_BYTES >> 20} MB)")
+        raise ValueError(f"notebook too large: {st.st_size / 2**20:.1f} MB (the limit is "
+                         f"{MAX_SUBMISSION_BYTES / 2**20:.1f} MB)")
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     with os.fdopen(fd, "rb") as f:
         data = f.read(MAX_SUBMISSION_BYTES + 1)
     if len(data) > MAX_SUBMISSION_BYTES:
-        raise ValueError(f"notebook too large: more than {MAX_SUBMISSION_BYTES >> 20} MB")
+        raise ValueError(f"notebook too large: more than {MAX_SUBMISSION_BYTES / 2**20:.1f} MB")
     return data
 
 

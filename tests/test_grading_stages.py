@@ -1,0 +1,222 @@
+"""Each stage of `labkit.grading` on its own, without a kernel: fast, and precise about what broke."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from labkit import plain, sandbox
+from labkit.grading import batch, cache, judge, lesson as lesson_mod, options, rebuild, run, submissions, verdicts
+
+ROOT = Path(__file__).resolve().parents[1]
+LESSON00 = ROOT / "lessons" / "00_setup_check.ipynb"
+
+
+@pytest.fixture(scope="module")
+def lesson():
+    return lesson_mod.load_lesson(lesson_mod.resolve_lesson("00"))
+
+
+# ---------------------------------------------------------------- options
+
+
+def test_options_validate():
+    with pytest.raises(options.GradeError, match="--jobs"):
+        options.parse(["00", "x.ipynb", "--out", "o", "--jobs", "0"])
+    with pytest.raises(options.GradeError, match="--judge-timeout"):
+        options.parse(["00", "x.ipynb", "--out", "o", "--judge-timeout", "0"])
+    o = options.parse(["00", "x.ipynb", "--out", "o", "--timeout", "10"])
+    assert o.notebook_timeout == options.DEFAULT_NOTEBOOK_TIMEOUT and o.seed is None and not o.no_sandbox
+
+
+def test_no_silent_fallback(monkeypatch):
+    monkeypatch.setattr(sandbox, "bwrap_status", lambda: (False, "bubblewrap is not installed"))
+    with pytest.raises(options.GradeError, match="--no-sandbox"):
+        options.decide_protection(no_sandbox=False)
+    if os.geteuid() == 0:
+        with pytest.raises(options.GradeError, match="never runs submissions as root"):
+            options.decide_protection(no_sandbox=True)
+    else:
+        assert options.decide_protection(no_sandbox=True).mode == "no-sandbox"
+
+
+# ---------------------------------------------------------------- submissions: bounded work per file
+
+
+def test_bad_files_become_rows(tmp_path, lesson, monkeypatch):
+    (tmp_path / "deep.ipynb").write_text("[" * 100_000 + "]" * 100_000)
+    nb = json.loads(LESSON00.read_text())
+    many = dict(nb, cells=nb["cells"] + [{"cell_type": "code", "source": ""}] * (submissions.MAX_CELLS + 1))
+    (tmp_path / "many.ipynb").write_text(json.dumps(many))
+    (tmp_path / "big.ipynb").write_text(json.dumps(nb))
+    os.symlink(LESSON00, tmp_path / "link.ipynb")
+    os.mkfifo(tmp_path / "pipe.ipynb")
+    got = {p.stem: submissions.read_submission(p, lesson) for p in sorted(tmp_path.iterdir())}
+    monkeypatch.setattr(submissions, "MAX_SUBMISSION_BYTES", len((tmp_path / "big.ipynb").read_bytes()) - 1)
+    got["big"] = submissions.read_submission(tmp_path / "big.ipynb", lesson)
+    assert "nested too deeply" in got["deep"].error
+    assert got["many"].error.startswith("notebook too large") and "cells" in got["many"].error
+    assert got["big"].error.startswith("notebook too large")
+    assert "symbolic link" in got["link"].error
+    assert "not a regular file" in got["pipe"].error
+    assert {s.student for s in got.values()} == set(got)  # named after their file, never empty
+
+
+def test_links_are_not_followed_when_walking(tmp_path):
+    (tmp_path / "class").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "secret.ipynb").write_text("{}")
+    os.symlink(tmp_path / "elsewhere", tmp_path / "class" / "linked_dir")
+    os.symlink(tmp_path / "elsewhere" / "secret.ipynb", tmp_path / "class" / "linked.ipynb")
+    files = submissions.expand([str(tmp_path / "class")])
+    assert [f.name for f in files] == ["linked.ipynb"]  # reported as a link, the folder is not entered
+
+
+def test_names_unique_across_the_batch():
+    subs = [submissions.Submission(Path(f"/x/{stem}.ipynb"), student=name)
+            for stem, name in (("bob", "bob"), ("b2", "bob"), ("bob__bob", "bob__bob"), ("B3", "BOB__B2"))]
+    submissions.assign_students(subs)
+    names = [s.student for s in subs]
+    assert len({n.lower() for n in names}) == 4, names
+    assert "bob__bob" in names  # claimed by one file only: kept
+
+
+# ---------------------------------------------------------------- rebuild: linear
+
+
+def test_rebuild_is_linear(lesson):
+    nb = json.loads(LESSON00.read_text())
+    nb["cells"] += [{"cell_type": "code", "source": "", "id": f"x{i}", "metadata": {}} for i in range(8000)]
+    t0 = time.perf_counter()
+    rebuilt = rebuild.build_run(lesson, nb)
+    assert time.perf_counter() - t0 < 2.0  # was 71 s (quadratic)
+    assert any("8000 code cells you added" in n for ns in rebuilt.notes.values() for n in ns)
+
+
+# ---------------------------------------------------------------- lesson: the cache key covers the verdict path
+
+
+def test_bundle_covers_every_verdict_module(lesson, monkeypatch):
+    files = {str(p.relative_to(ROOT)) for p in lesson_mod.verdict_sources()}
+    for f in ("labkit_judges/l00.py", "labkit/data.py", "labkit/models.py", "labkit/grading/judge.py",
+              "labkit/checks/judging.py", "labkit/plain.py"):
+        assert f in files, f
+    base = dict(seed=1, limits={}, protection_mode="sandbox", data_hashes={})
+    h = lesson_mod.bundle_hash(lesson, **base)
+    assert lesson_mod.bundle_hash(lesson, **dict(base, protection_mode="no-sandbox")) != h
+    monkeypatch.setattr(lesson_mod, "package_versions", lambda: {"onnxruntime": "0"})
+    assert lesson_mod.bundle_hash(lesson, **base) != h
+
+
+# ---------------------------------------------------------------- cache: authenticated
+
+
+def test_cache_entries_are_authenticated(tmp_path):
+    c = cache.ResultsCache(tmp_path, trusted=True)
+    key = c.entry_key("sha", "bundle")
+    c.put(key, {"results": [{"points": 0}]})
+    assert c.get(key) == {"results": [{"points": 0}]}
+    entry = tmp_path / ".cache" / f"{key}.json"
+    data = json.loads(entry.read_text())
+    data["payload"] = json.dumps({"results": [{"points": 99}]})
+    entry.write_text(json.dumps(data))
+    assert c.get(key) is None  # forged without the key
+    assert (tmp_path / ".grader").stat().st_mode & 0o777 == 0o700
+    assert (tmp_path / ".grader" / "key").stat().st_mode & 0o777 == 0o600
+    c.put(key, {"ok": 1})
+    assert cache.ResultsCache(tmp_path, trusted=False).get(key) is None  # no sandbox: nothing reused
+    assert cache.secret_seed(tmp_path) == cache.secret_seed(tmp_path)
+
+
+# ---------------------------------------------------------------- run: what a kernel is given
+
+
+def test_kernel_environment_holds_no_secret(tmp_path):
+    spec = run.SandboxSpec({}, True, (), (), "/in", "/data", None)
+    env = run.kernel_env(tmp_path, spec)
+    assert not [k for k in env if "SEED" in k or "KEY" in k or "TOKEN" in k]
+    assert env["LABKIT_INPUTS_DIR"] == "/in" and env["LABKIT_CACHE"] == "/data"
+
+
+def test_sandbox_view(tmp_path):
+    """The kernel's view: no judges, no solutions, no /run, not root, nothing outside its folder writable."""
+    if not sandbox.bwrap_status()[0]:
+        pytest.skip("bubblewrap is not usable here")
+    import labkit
+    import labkit_judges
+
+    uid = sandbox.KERNEL_UID_BASE + 7 if os.geteuid() == 0 else None
+    work = tmp_path / "work"
+    work.mkdir()
+    if uid is not None:
+        os.chown(work, uid, uid)
+        os.chmod(work, 0o711)
+    visible = [*sandbox.python_paths(), Path(labkit.__file__).parent]
+    code = ("import os, json, importlib.util as u\n"
+            "print(json.dumps({'uid': os.getuid(), 'judges': u.find_spec('labkit_judges') is not None,\n"
+            "  'solutions': os.path.exists(%r), 'run': os.listdir('/run') if os.path.isdir('/run') else [],\n"
+            "  'git': os.path.exists(%r), 'labkit': u.find_spec('labkit.checks') is not None,\n"
+            "  'write_labkit': os.access(%r, os.W_OK)}))") % (
+        str(ROOT / "solutions"), str(ROOT / ".git"), str(Path(labkit.__file__).parent))
+    cmd = sandbox.bwrap_args(work, visible, [Path(labkit_judges.__file__).parent], uid=uid) + [
+        sys.executable, "-I", "-c", code]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    seen = json.loads(r.stdout)
+    assert seen == {"uid": seen["uid"], "judges": False, "solutions": False, "run": [], "git": False,
+                    "labkit": True, "write_labkit": False}, seen
+    assert seen["uid"] != 0
+
+
+# ---------------------------------------------------------------- judge: confined, a timeout is a verdict
+
+
+def test_judge_timeout_is_a_verdict(tmp_path):
+    answers = tmp_path / "answers"
+    plain.save([[0.0]], answers / "00.relu")
+    plain.save({"q1": "b", "q2": "b"}, answers / "00.quiz")
+    slow = ("import time\nfrom labkit.checks import judge_spec\n"
+            "def never(answer, seed):\n    time.sleep(1000)\n    yield\n"
+            "judge_spec('00.relu').judge = never\n")
+    out = judge.judge_answers("00", answers, 1, ["00.relu", "00.quiz"], slow, timeout=3, data_dir=str(tmp_path))
+    assert out["00.relu"]["status"] == "timeout" and "3 s" in out["00.relu"]["message"]
+    assert out["00.quiz"]["status"] == "passed"  # judged by a fresh process after the timeout
+
+
+# ---------------------------------------------------------------- verdicts
+
+
+def test_compose_timeout_and_missing(lesson):
+    rebuilt = rebuild.Rebuilt([rebuild.RunCell("x", "check", "00.relu", 0)], {}, {"00.quiz": "no answer cell"})
+    res = verdicts.compose(lesson.exercises, rebuilt, [], {"00.relu": {"status": "timeout", "message": "slow"}},
+                           10, 100)
+    by = {r["exercise"]: r for r in res}
+    assert by["00.relu"]["status"] == "timeout" and by["00.relu"]["points"] == 0
+    assert by["00.quiz"]["status"] == "missing" and by["00.quiz"]["message"] == "no answer cell"
+
+
+# ---------------------------------------------------------------- batch: temporary folders
+
+
+def test_stale_temporary_folders_are_removed(tmp_path, monkeypatch):
+    short = Path(tempfile.mkdtemp(prefix="lkt", dir="/tmp"))
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    stale = short / f"{batch.TMP_PREFIX}old"
+    stale.mkdir()
+    (stale / "owner.pid").write_text(str(dead.pid))
+    live = short / f"{batch.TMP_PREFIX}live"
+    live.mkdir()
+    (live / "owner.pid").write_text(str(os.getpid()))
+    root = batch.make_tmp_root(short)
+    try:
+        assert not stale.exists() and live.exists() and root.exists()
+    finally:
+        shutil.rmtree(short)
