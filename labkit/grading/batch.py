@@ -21,7 +21,8 @@ from .judge import copy_answers, judge_answers
 from .lesson import ExerciseInfo, Lesson, bundle_hash, load_lesson, resolve_lesson
 from .options import NOT_GUARANTEED, GradeError, Options, Protection, decide_protection, parse
 from .rebuild import Rebuilt, build_run
-from .reports import record, summary_table, histogram, write_grades, write_student
+from .reports import (histogram, keep_other_exercises, previous_records, record, summary_table, write_grades,
+                      write_student)
 from .run import Runner, SandboxSpec, bound_channels
 from .submissions import Submission, assign_students, expand, read_submission
 from .verdicts import compose, row
@@ -240,6 +241,8 @@ def grade(opts: Options) -> int:
                              protection_mode=protection.mode, data_hashes=data_hashes)
         subs = [read_submission(f, lesson) for f in files]
         assign_students(subs)
+        subs = _select(opts, lesson, subs)
+        previous = previous_records(out) if (opts.only or opts.exercises) else {}
         records: dict[str, dict] = {}
         todo: list[tuple[Submission, Task, str]] = []
         cached = 0
@@ -249,7 +252,7 @@ def grade(opts: Options) -> int:
                 records[s.student] = record(lesson, s, [row(ex, s.status, s.error or "") for ex in lesson.exercises],
                                             protection="not run", key=key)
                 continue
-            hit = None if opts.force else cache.get(key)
+            hit = None if (opts.force or opts.only or opts.exercises) else cache.get(key)
             if hit is not None:
                 records[s.student] = record(lesson, s, hit["results"], hit["protection"], key, hit.get("seconds"),
                                             extra={"cells": hit.get("cells", []), "cached": True})
@@ -260,12 +263,14 @@ def grade(opts: Options) -> int:
             todo.append((s, Task(rebuilt, lesson.exercises, lesson.number, seed, lesson.extra_tests,
                                  opts.cell_timeout, opts.notebook_timeout, opts.judge_timeout, spec,
                                  str(tmp_root)), key))
-        for rec in records.values():
-            write_student(out, rec)
-        write_grades(out, records)
+        for name, rec in records.items():
+            records[name] = keep_other_exercises(rec, previous.get(name), opts.exercises)
+            write_student(out, records[name])
+        write_grades(out, {**previous, **records})
         if cached:
             print(f"{cached} submission(s) unchanged since the last run: reused their grades.", file=sys.stderr)
-        failures = _run_pool(opts, lesson, protection, todo, records, cache, out) if todo else []
+        failures = _run_pool(opts, lesson, protection, todo, records, cache, out, previous) if todo else []
+        records = {**previous, **records}
     finally:
         shutil.rmtree(tmp_root, ignore_errors=True)
     recs = sorted(records.values(), key=lambda r: r["student"].lower())
@@ -282,8 +287,24 @@ def grade(opts: Options) -> int:
     return 0
 
 
-def _run_pool(opts: Options, lesson: Lesson, protection: Protection, todo: list, records: dict, cache, out: Path
-              ) -> list[str]:
+def _select(opts: Options, lesson: Lesson, subs: list[Submission]) -> list[Submission]:
+    """--only and --exercise: check what they name, keep the submissions to regrade."""
+    known = {e.id for e in lesson.exercises}
+    bad = [x for x in opts.exercises if x not in known]
+    if bad:
+        raise GradeError(f"--exercise {', '.join(bad)}: lesson {lesson.number} has {', '.join(sorted(known))}")
+    if not opts.only:
+        return subs
+    wanted = {n.lower() for n in opts.only}
+    missing = wanted - {s.student.lower() for s in subs}
+    if missing:
+        raise GradeError(f"--only {', '.join(sorted(missing))}: no such learner among the files given "
+                         f"(learners: {', '.join(sorted(s.student for s in subs)[:20])})")
+    return [s for s in subs if s.student.lower() in wanted]
+
+
+def _run_pool(opts: Options, lesson: Lesson, protection: Protection, todo: list, records: dict, cache, out: Path,
+              previous: dict[str, dict] | None = None) -> list[str]:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
@@ -316,8 +337,10 @@ def _run_pool(opts: Options, lesson: Lesson, protection: Protection, todo: list,
                                                    "cells": res.get("events", [])})
                 cache.put(key, {"results": res["results"], "protection": protection.mode, "seconds": res.get("seconds"),
                                 "cells": res.get("events", []), "submission_sha256": s.sha})
+            records[s.student] = keep_other_exercises(records[s.student], (previous or {}).get(s.student),
+                                                      opts.exercises)
             write_student(out, records[s.student])
-            write_grades(out, records)
+            write_grades(out, {**(previous or {}), **records})
             if bar:
                 bar.update(1)
     except BaseException:  # Ctrl-C or kill: stop at once; finished submissions are saved and cached

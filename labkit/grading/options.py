@@ -32,6 +32,8 @@ class Options:
     force: bool
     progress: bool
     no_sandbox: bool
+    only: tuple[str, ...] = ()          # regrade these learners only; the others' results stay as they are
+    exercises: tuple[str, ...] = ()     # regrade these exercises only; the others' results stay as they are
 
 
 def parser() -> argparse.ArgumentParser:
@@ -54,6 +56,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--extra-tests", default=None, help="a Python file of private extra tests (docs/instructors.md)")
     p.add_argument("--force", action="store_true", help="ignore the cache and grade everything again")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--only", action="append", default=[], metavar="STUDENT",
+                   help="regrade only this learner (repeatable); everyone else's results in --out stay as they are")
+    p.add_argument("--exercise", action="append", default=[], metavar="ID",
+                   help="regrade only this exercise (repeatable); the learners' other exercises keep their results")
     p.add_argument("--no-sandbox", action="store_true",
                    help="grade without bubblewrap (refused as root; see what is then not guaranteed)")
     return p
@@ -70,7 +76,8 @@ def parse(argv: list[str] | None) -> Options:
     return Options(a.lesson, tuple(a.submissions), Path(a.out).resolve(), a.jobs, float(a.timeout), float(nb_timeout),
                    float(a.judge_timeout), float(a.memory), a.seed,
                    Path(a.solutions).resolve() if a.solutions else None,
-                   Path(a.extra_tests).resolve() if a.extra_tests else None, a.force, not a.no_progress, a.no_sandbox)
+                   Path(a.extra_tests).resolve() if a.extra_tests else None, a.force, not a.no_progress, a.no_sandbox,
+                   tuple(a.only), tuple(a.exercise))
 
 
 #: what an instructor loses without bubblewrap (printed, and in docs/instructors.md)

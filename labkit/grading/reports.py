@@ -39,6 +39,34 @@ def write_student(out: Path, rec: dict) -> None:
     atomic_write(folder / "feedback.html", feedback_html(rec))
 
 
+def previous_records(out: Path) -> dict[str, dict]:
+    """The results.json files an earlier run left in `out/students/` (links and unreadable files skipped)."""
+    found: dict[str, dict] = {}
+    folder = out / "students"
+    for sub in sorted(folder.iterdir()) if folder.is_dir() else []:
+        path = sub / "results.json"
+        if sub.is_symlink() or path.is_symlink() or not path.is_file() or path.stat().st_size > 4 << 20:
+            continue
+        try:
+            rec = json.loads(path.read_text())
+        except (OSError, ValueError, RecursionError):
+            continue
+        if isinstance(rec, dict) and rec.get("student") == sub.name and isinstance(rec.get("exercises"), list):
+            found[sub.name] = rec
+    return found
+
+
+def keep_other_exercises(rec: dict, previous: dict | None, regraded: tuple[str, ...]) -> dict:
+    """`rec` with only the `regraded` exercises taken from this run; the others as `previous` had them."""
+    if not regraded or previous is None:
+        return rec
+    old = {r.get("exercise"): r for r in previous.get("exercises", []) if isinstance(r, dict)}
+    merged = [r if r["exercise"] in regraded or r["exercise"] not in old else old[r["exercise"]]
+              for r in rec["exercises"]]
+    return {**rec, "exercises": merged, "points": round(sum(float(r["points"]) for r in merged), 2),
+            "regraded_exercises": sorted(regraded)}
+
+
 def write_grades(out: Path, records: dict[str, dict]) -> None:
     rows = []
     for rec in sorted(records.values(), key=lambda r: r["student"].lower()):
