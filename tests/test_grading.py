@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from labkit import grading, sandbox
+from labkit.checks import quiz_answers
 
 pytestmark = pytest.mark.grading
 
@@ -29,8 +30,8 @@ LESSON = ROOT / "lessons" / "00_setup_check.ipynb"
 LABKIT = [sys.executable, "-m", "labkit.cli"]
 TIMEOUT = 15          # per cell; lesson 00's doctor cell needs a few seconds on a busy machine
 NOTEBOOK_TIMEOUT = 150  # per notebook: far more than an honest lesson 00 needs, far less than the test's patience
-WRONG_QUIZ = '{"q1": "a", "q2": "c"}'
-RIGHT_QUIZ = '{"q1": "b", "q2": "b"}'
+RIGHT_QUIZ = json.dumps(quiz_answers("00.quiz"))
+WRONG_QUIZ = json.dumps({k: "a" if v != "a" else "b" for k, v in quiz_answers("00.quiz").items()})
 BAD_RELU = "def relu(x):\n    return np.zeros(3)  # wrong on every test\n"
 
 if not (SOLUTION.is_file() and LESSON.is_file()):
@@ -149,6 +150,8 @@ def judge(outputs, seed):
         yield expect_close("private: extreme values", got, np.maximum(x, 0))
 
 spec.cases, spec.judge = cases, judge
+spec.tests += ("private: extreme values",)      # every test an exercise can run is declared
+spec.behaviour += ("private: extreme values",)  # an output test: failing it caps the points at half
 '''
 FALLBACK_SET = ["os_exit", "huge_allocation", "fork_bomb"]
 

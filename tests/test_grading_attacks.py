@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from labkit import sandbox
+from labkit.checks import quiz_answers
 
 pytestmark = pytest.mark.grading
 
@@ -29,7 +30,8 @@ SOLUTION = ROOT / "solutions" / "01_onnx_concepts.ipynb"
 LESSON = ROOT / "lessons" / "01_onnx_concepts.ipynb"
 LABKIT = [sys.executable, "-m", "labkit.cli"]
 EXERCISES = ["01.sigmoid_model", "01.run_both", "01.versions", "01.quiz"]
-RIGHT_QUIZ = 'quiz_01 = {"q1": "b", "q2": "b", "q3": "a", "q4": "b"}'
+RIGHT_QUIZ = "quiz_01 = " + json.dumps(quiz_answers("01.quiz"))
+WRONG_QUIZ = "quiz_01 = " + json.dumps({k: "a" if v != "a" else "b" for k, v in quiz_answers("01.quiz").items()})
 DAEMON_MARK = str(900000 + os.getpid() % 99999)  # `sleep <mark>`: how the test recognises a daemon
 
 # everything a kernel might read to get an answer; each found file is printed into the quiz answer

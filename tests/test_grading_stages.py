@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from labkit import plain, sandbox
+from labkit.checks import quiz_answers
 from labkit.grading import batch, cache, judge, lesson as lesson_mod, options, rebuild, run, submissions, verdicts
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -181,7 +182,7 @@ def test_sandbox_view(tmp_path):
 def test_judge_timeout_is_a_verdict(tmp_path):
     answers = tmp_path / "answers"
     plain.save([[0.0]], answers / "00.relu")
-    plain.save({"q1": "b", "q2": "b"}, answers / "00.quiz")
+    plain.save(quiz_answers("00.quiz"), answers / "00.quiz")
     slow = ("import time\nfrom labkit.checks import judge_spec\n"
             "def never(answer, seed):\n    time.sleep(1000)\n    yield\n"
             "judge_spec('00.relu').judge = never\n")
