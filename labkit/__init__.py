@@ -2,6 +2,7 @@
 
 Lessons import a few names from here; everything else lives in modules named for what they do
 (`checks`, `assign`, `data`, `models`, `bench`, `doctor`, `viz`, `grading`, `android`).
+References, judges and quiz keys are not here: they are in the separate `labkit_judges` package.
 """
 from .bench import Timing, bench
 from .checks import check

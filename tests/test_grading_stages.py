@@ -191,6 +191,22 @@ def test_judge_timeout_is_a_verdict(tmp_path):
     assert out["00.quiz"]["status"] == "passed"  # judged by a fresh process after the timeout
 
 
+def test_verdict_process_stays_warm_between_submissions(tmp_path):
+    """The worker kills everything a kernel left behind, but not its own warm verdict process."""
+    answers = tmp_path / "answers"
+    plain.save({"q1": "b", "q2": "b"}, answers / "00.quiz")
+    judge.judge_answers("00", answers, 1, ["00.quiz"], "", timeout=30, data_dir=str(tmp_path))
+    pid = judge.server_pids()
+    assert pid
+    sandbox.kill_tree(spare=pid)
+    t0 = time.perf_counter()
+    out = judge.judge_answers("00", answers, 1, ["00.quiz"], "", timeout=30, data_dir=str(tmp_path))
+    assert out["00.quiz"]["status"] == "passed" and judge.server_pids() == pid
+    assert time.perf_counter() - t0 < 1.0  # no imports paid again
+    judge._SERVER.close()
+    judge._SERVER = None
+
+
 # ---------------------------------------------------------------- verdicts
 
 

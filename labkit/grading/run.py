@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .judge import server_pids
 from .rebuild import RunCell
 
 MAX_RESTARTS = 3
@@ -211,7 +212,7 @@ class Runner:
             pass
         if k.cgroup is not None:
             k.cgroup.remove()
-        sandbox.kill_tree(pgid=pgid)
+        sandbox.kill_tree(pgid=pgid, spare=server_pids())  # not the worker's verdict process
 
     async def _exec(self, k: Kernel, source: str, timeout: float) -> dict:
         import nbformat
