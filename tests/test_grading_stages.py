@@ -194,7 +194,7 @@ def test_judge_timeout_is_a_verdict(tmp_path):
 def test_verdict_process_stays_warm_between_submissions(tmp_path):
     """The worker kills everything a kernel left behind, but not its own warm verdict process."""
     answers = tmp_path / "answers"
-    plain.save({"q1": "b", "q2": "b"}, answers / "00.quiz")
+    plain.save(quiz_answers("00.quiz"), answers / "00.quiz")
     judge.judge_answers("00", answers, 1, ["00.quiz"], "", timeout=30, data_dir=str(tmp_path))
     pid = judge.server_pids()
     assert pid
