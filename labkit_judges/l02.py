@@ -7,7 +7,8 @@ from pathlib import Path
 
 import numpy as np
 
-from labkit.checks import TestResult, expect_close, expect_equal, judge, load_onnx, ort_session, quiz_key
+from labkit.checks import (TestResult, error_line, expect_close, expect_equal, judge, load_onnx, ort_session,
+                           quiz_key)
 from labkit.plain import Raised
 
 #: the ResNet-50 input and output names in the onnx package's light model
@@ -64,11 +65,6 @@ def _small_cnn_reference(x: np.ndarray) -> np.ndarray:
 
 def _default_opset(model) -> int | None:
     return next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), None)
-
-
-def _first_line(e: Exception, n: int = 200) -> str:
-    text = str(e).strip()
-    return (text.splitlines()[0] if text else type(e).__name__)[:n]
 
 
 # ---------------------------------------------------------------- 02.count_params
@@ -283,12 +279,12 @@ def _repair_conversion(answer, seed):
         yield TestResult("valid ONNX at opset 21", True, "onnx.checker accepts it")
     except Exception as e:
         yield TestResult("valid ONNX at opset 21", False,
-                         f"onnx.checker says: {_first_line(e)} — a node still has the form of an older opset")
+                         f"onnx.checker says: {error_line(e)} — a node still has the form of an older opset")
     try:
         sess = ort_session(model)
     except Exception as e:
         for n in REPAIR_BEHAVIOUR:
-            yield TestResult(n, False, f"ONNX Runtime cannot load it: {_first_line(e)}")
+            yield TestResult(n, False, f"ONNX Runtime cannot load it: {error_line(e)}")
         return
     ref = ort_session(repair_reference())
     rng = np.random.default_rng(seed + 606)
@@ -297,7 +293,7 @@ def _repair_conversion(answer, seed):
         try:
             out = sess.run(None, {sess.get_inputs()[0].name: x})[0]
         except Exception as e:
-            yield TestResult(n, False, f"ONNX Runtime failed at batch size {batch}: {_first_line(e)}")
+            yield TestResult(n, False, f"ONNX Runtime failed at batch size {batch}: {error_line(e)}")
             continue
         yield expect_close(n, out, ref.run(None, {"X": x})[0], rtol=1e-5, atol=1e-6)
 

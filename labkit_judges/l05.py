@@ -6,7 +6,7 @@ from labkit.exercises.l05 import _PAIRS, IN_CHANNELS, PRACTICE_SEED, SIZE, pract
 
 import numpy as np
 
-from labkit.checks import TestResult, expect_close, judge, load_onnx, quiz_key
+from labkit.checks import TestResult, error_line, expect_close, judge, load_onnx, quiz_key
 from labkit.plain import Raised
 
 #: the domain of ONNX Runtime's blocked-layout (NCHWc) operators: tied to the CPU's vector width
@@ -26,22 +26,11 @@ def fold_bn_reference(W, b, gamma, beta, mean, var, eps):
 # ---------------------------------------------------------------- the practice model
 
 
-
 def _session(model, disable: bool = True):
     """A CPU session on a model (bytes or ModelProto), optimizations off by default: run what the file says."""
     from labkit.runtime import ort_session
 
     return ort_session(model, optimize=not disable)
-
-
-def _first_line(e: Exception, n: int = 200) -> str:
-    """The useful part of an exception message (ONNX Runtime prefixes its own with codes and a source line)."""
-    import re
-
-    text = (str(e).strip().splitlines() or [type(e).__name__])[0]
-    text = re.sub(r"^\[ONNXRuntimeError\] : \d+ : \w+ : ", "", text)
-    text = re.sub(r"^\S+\.(cc|h|cpp):\d+ [^(]*\([^)]*\)\s*", "", text)
-    return text[:n]
 
 
 BATCHES = (1, 3)
@@ -58,7 +47,7 @@ def _outputs_match(model, seed: int, salt: int, unless: str = ""):
         sess = _session(model)
     except Exception as e:
         for name in names:
-            yield TestResult(name, False, f"ONNX Runtime (optimizations disabled) cannot load the model: {_first_line(e)}")
+            yield TestResult(name, False, f"ONNX Runtime (optimizations disabled) cannot load the model: {error_line(e)}")
         return
     inputs = [i.name for i in sess.get_inputs()]
     outputs = [o.name for o in sess.get_outputs()]
@@ -75,7 +64,7 @@ def _outputs_match(model, seed: int, salt: int, unless: str = ""):
         try:
             got = sess.run(None, {"x": x})[0]
         except Exception as e:
-            yield TestResult(name, False, f"running it failed: {_first_line(e, 160)}")
+            yield TestResult(name, False, f"running it failed: {error_line(e, 160)}")
             continue
         result = expect_close(name, got, want, rtol=1e-4, atol=1e-4)
         if result.passed and unless:
@@ -283,7 +272,7 @@ def _fold_graph(outputs, seed):
             out, ins, outs = _run(model, {x_name: x})
         except Exception as e:
             yield TestResult(names[2], False, f"ONNX Runtime (optimizations disabled) cannot run the result: "
-                                              f"{_first_line(e)}")
+                                              f"{error_line(e)}")
             continue
         if outs != [o.name for o in original.graph.output]:
             yield TestResult(names[2], False, f"the graph output must keep its name {original.graph.output[0].name!r}, "
@@ -363,7 +352,7 @@ def _rewrite_rule(outputs, seed):
             out = _session(model).run(None, {x_name: x})[0]
         except Exception as e:
             yield TestResult(names[1], False, f"ONNX Runtime (optimizations disabled) cannot run the result: "
-                                              f"{_first_line(e)}")
+                                              f"{error_line(e)}")
             continue
         yield expect_close(names[1], out, want_out, rtol=1e-4, atol=1e-4)
 

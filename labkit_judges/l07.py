@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from labkit import android
-from labkit.checks import TestResult, expect_close, judge, quiz_key
+from labkit.checks import TestResult, error_line, expect_close, judge, quiz_key
 from labkit.plain import OnnxBlob, Raised, describe
 
 # ---------------------------------------------------------------- 07.block_counts
@@ -126,7 +126,7 @@ def _ort_file(answer, seed):
         sess = android.session(data)
     except Exception as e:
         yield TestResult(steps[0], False, f"it has the ORT-format identifier but ONNX Runtime cannot load it: "
-                                          f"{str(e).strip().splitlines()[0][:200]}")
+                                          f"{error_line(e)}")
         yield from rest(steps[0], "the file does not load")
         return
     yield TestResult(steps[0], True, f"an ORT-format (FlatBuffers) file of {len(data):,} bytes; ONNX Runtime loads it")
@@ -149,7 +149,7 @@ def _ort_file(answer, seed):
     try:
         got = np.concatenate([sess.run(None, {inp.name: x[i:i + 1]})[0] for i in range(len(x))])
     except Exception as e:
-        yield TestResult(steps[2], False, f"running it failed: {str(e).strip().splitlines()[0][:200]}")
+        yield TestResult(steps[2], False, f"running it failed: {error_line(e)}")
         yield from rest(steps[2], "the model does not run")
         return
     sums_ok = got.shape == want.shape and bool(np.allclose(got.sum(axis=1), 1, atol=1e-3))
@@ -179,7 +179,7 @@ def _ort_portable(answer):
         ops = android.ort_operators(answer.data)
         shape = android.model_io(answer.data)["input_shape"]
     except Exception as e:
-        yield TestResult(name, False, f"could not read the file's operators: {str(e).strip().splitlines()[0][:200]}")
+        yield TestResult(name, False, f"could not read the file's operators: {error_line(e)}")
         return
     x86 = [op for op in ops if op.split(":")[0] in X86_ONLY_DOMAINS]
     problems = []

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 import labkit.exercises.l08  # noqa: F401 (declares the exercises judged here)
-from labkit.checks import TestResult, expect_close, judge, quiz_key
+from labkit.checks import TestResult, error_line, expect_close, judge, quiz_key
 from labkit.plain import OnnxBlob, Raised, describe
 
 #: canvas sizes (width, height) of the alpha cases: mostly not square, so rows and columns cannot be swapped unseen
@@ -203,7 +203,7 @@ def _web_model(answer, seed):
     try:
         sess = ort_session(answer)
     except Exception as e:
-        yield TestResult(_WEB_STEPS[0], False, f"ONNX Runtime cannot load it: {str(e).strip().splitlines()[0][:200]}")
+        yield TestResult(_WEB_STEPS[0], False, f"ONNX Runtime cannot load it: {error_line(e)}")
         yield from rest(0, "the model does not load")
         return
     yield TestResult(_WEB_STEPS[0], True, f"{len(answer.data):,} bytes, every weight inside")
@@ -218,7 +218,7 @@ def _web_model(answer, seed):
     try:
         got = np.concatenate([np.asarray(sess.run(None, {inp.name: x[i:i + 1]})[0]) for i in range(len(x))])
     except Exception as e:
-        yield TestResult(_WEB_STEPS[1], False, f"running it on one digit failed: {str(e).strip().splitlines()[0][:200]}")
+        yield TestResult(_WEB_STEPS[1], False, f"running it on one digit failed: {error_line(e)}")
         yield from rest(1, "the model does not run")
         return
     want = reference_probabilities(x)

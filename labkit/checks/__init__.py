@@ -23,8 +23,9 @@ from typing import Any
 
 from .collect import COLLECT_ENV, NotAttempted, Recorded, collect, record_for_grader
 from .display import panel_html, quiz_widget, remember_quiz
-from .judging import (INTERACTIVE_SEED, JUDGES, JudgeSpec, evaluate, expect_close, expect_equal, judge, judge_saved,
-                      judge_spec, load_onnx, not_attempted, ort_session, quiz_answers, quiz_key, run_judge, score)
+from .judging import (INTERACTIVE_SEED, JUDGES, JudgeSpec, error_line, evaluate, expect_close, expect_equal, judge,
+                      judge_saved, judge_spec, load_onnx, not_attempted, ort_session, quiz_answers, quiz_key, run_judge,
+                      score)
 from .registry import (KINDS, REGISTRY, Exercise, ExerciseModuleError, Question, declare, get, lesson_exercises,
                        quiz)
 from .result import LABELS, RESULT_MIME, STATUSES, Result, Status, TestResult
@@ -32,8 +33,8 @@ from .result import LABELS, RESULT_MIME, STATUSES, Result, Status, TestResult
 __all__ = ["check", "Result", "TestResult", "Status", "STATUSES", "LABELS", "RESULT_MIME", "Exercise", "Question",
            "REGISTRY", "KINDS", "declare", "quiz", "get", "lesson_exercises", "ExerciseModuleError", "collect",
            "NotAttempted", "Recorded", "record_for_grader", "JUDGES", "JudgeSpec", "judge", "quiz_key", "judge_spec",
-           "quiz_answers", "run_judge", "score", "evaluate", "judge_saved", "not_attempted", "expect_close", "expect_equal",
-           "load_onnx", "ort_session", "panel_html", "quiz_widget", "INTERACTIVE_SEED", "COLLECT_ENV"]
+           "quiz_answers", "error_line", "run_judge", "score", "evaluate", "judge_saved", "not_attempted",
+           "expect_close", "expect_equal", "load_onnx", "ort_session", "panel_html", "quiz_widget", "INTERACTIVE_SEED", "COLLECT_ENV"]
 
 
 def check(id: str, answer: Any = None) -> Result | Recorded:

@@ -204,6 +204,17 @@ def judge_saved(ex: Exercise, folder: str | os.PathLike, seed: int) -> Result:
 # ---------------------------------------------------------------- comparison helpers for judges
 
 
+def error_line(e: BaseException, n: int = 200) -> str:
+    """The useful part of an exception's message for a judge's TestResult: its first line, without the
+    code and source-file prefix ONNX Runtime puts in front ("[ONNXRuntimeError] : 2 : ... : file.cc:12 f()")."""
+    import re
+
+    text = (str(e).strip().splitlines() or [type(e).__name__])[0]
+    text = re.sub(r"^\[ONNXRuntimeError\] : \d+ : \w+ : ", "", text)
+    text = re.sub(r"^\S+\.(cc|h|cpp):\d+ [^(]*\([^)]*\)\s*", "", text)
+    return text[:n]
+
+
 def expect_close(name: str, got: Any, want: np.ndarray, *, rtol: float = 1e-4, atol: float = 1e-5) -> TestResult:
     """Compare a learner's array to the expected one with a precise message on failure."""
     if isinstance(got, Raised):
