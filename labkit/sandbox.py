@@ -151,7 +151,8 @@ def bwrap_args(workdir: Path, visible: list[Path], hidden: list[Path] = (), uid:
     With `uid` (a root grader), the command runs as that unprivileged uid: bwrap keeps only
     CAP_SETUID/CAP_SETGID, and `setpriv` drops to `uid` with no capabilities and no new privileges."""
     args = [bwrap_path() or "bwrap", "--dev", "/dev", "--proc", "/proc",
-            "--size", str(tmp_size), "--tmpfs", "/tmp", "--size", str(tmp_size), "--tmpfs", "/dev/shm"]
+            "--perms", "1777", "--size", str(tmp_size), "--tmpfs", "/tmp",
+            "--perms", "1777", "--size", str(tmp_size), "--tmpfs", "/dev/shm"]  # writable, like a real /tmp
     for name in ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "sys"):
         top = Path("/") / name
         if top.is_symlink():

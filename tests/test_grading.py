@@ -481,15 +481,16 @@ def test_killed_grader_leaves_nothing_running(tmp_path):
                             env=env, start_new_session=True)
 
     def ours() -> tuple[dict[int, str], dict[int, str], list[Path]]:
-        """(workers, kernels, temporary roots) of this grader: workers carry the token; kernels are
-        ipykernels whose connection file lies in a temporary root this grader owns."""
+        """(workers, kernels, temporary roots) of this grader: workers carry the token; kernels (and
+        the kernel server they are forked from) run `labkit.grading.forkserver` with a slot in a
+        temporary root this grader owns."""
         roots = [r for r in Path(tempfile.gettempdir()).glob("labkit-grade-*")
                  if (r / "owner.pid").is_file() and (r / "owner.pid").read_text().strip() == str(proc.pid)]
         workers, kernels = {}, {}
         for line in _processes("\0", token):
             pid, cmd = line.split(": ", 1)
             workers[int(pid)] = cmd
-        for line in _processes("ipykernel_launcher", "\0", cmdline_only=True):
+        for line in _processes("labkit.grading.forkserver", "\0", cmdline_only=True):
             pid, cmd = line.split(": ", 1)
             full = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace") if Path(f"/proc/{pid}").exists() else ""
             if any(str(r) in full for r in roots):

@@ -5,6 +5,7 @@ grading ends (normal end, error, Ctrl-C, SIGTERM; a SIGKILLed grader's are remov
 from __future__ import annotations
 
 import asyncio
+import atexit
 import hashlib
 import os
 import shutil
@@ -23,6 +24,7 @@ from .options import NOT_GUARANTEED, GradeError, Options, Protection, decide_pro
 from .rebuild import Rebuilt, build_run
 from .reports import (histogram, keep_other_exercises, previous_records, record, summary_table, write_grades,
                       write_student)
+from .forkserver import KernelServer
 from .run import Runner, SandboxSpec, bound_channels
 from .submissions import Submission, assign_students, expand, read_submission
 from .verdicts import compose, row
@@ -155,24 +157,40 @@ def worker_init() -> None:
         pass
 
 
+_KERNELS: KernelServer | None = None
+
+
+def kernel_server(task: Task) -> KernelServer:
+    """This worker's warm kernel server (one per worker and batch; stopped when the worker ends)."""
+    global _KERNELS
+    slot = Path(task.tmp_root) / f"slot{os.getpid()}"
+    if _KERNELS is None or _KERNELS.spec != task.spec or _KERNELS.slot != slot:
+        if _KERNELS is not None:
+            _KERNELS.stop()
+        else:
+            atexit.register(lambda: _KERNELS and _KERNELS.stop())
+        _KERNELS = KernelServer(task.spec, slot)
+    return _KERNELS
+
+
 def grade_one(task: Task) -> dict:
     """Grade one rebuilt submission (in a pool worker). Never raises: problems go in the result."""
     from .. import sandbox
 
     t0 = time.monotonic()
-    work = Path(tempfile.mkdtemp(prefix="lkg", dir=task.tmp_root))
+    server = kernel_server(task)
     judge_dir = Path(tempfile.mkdtemp(prefix="lkj", dir=task.tmp_root))
     try:
-        (work / "answers").mkdir()
-        (work / "tmp").mkdir()
-        runner = Runner(task.rebuilt.cells, work, task.cell_timeout, task.notebook_timeout, task.spec)
+        runner = Runner(task.rebuilt.cells, server, task.cell_timeout, task.notebook_timeout)
         try:
+            server.reset()  # an empty slot and no process of an earlier submission
             events = asyncio.run(runner.run())
         except Exception as e:
             return {"internal_error": _short(e, 300), "seconds": time.monotonic() - t0}
-        finally:
-            sandbox.kill_tree(spare=judge.server_pids())  # all below this worker but its verdict process
-        problems = copy_answers(work / "answers", judge_dir / "answers")
+        finally:  # all below this worker but its verdict process and its kernel server
+            sandbox.kill_tree(spare=judge.server_pids() | ({server.proc.pid} if server.proc else set()))
+            server.kill_others()
+        problems = copy_answers(server.slot / "answers", judge_dir / "answers")
         t_judge = time.monotonic()
         try:
             verdicts = judge_answers(task.lesson, judge_dir / "answers", task.seed, [e.id for e in task.exercises],
@@ -186,7 +204,10 @@ def grade_one(task: Task) -> dict:
         return {"results": results, "events": events, "problems": problems, "kernel_starts": runner.kernel_starts,
                 "judge_seconds": round(time.monotonic() - t_judge, 2), "seconds": round(time.monotonic() - t0, 2)}
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        try:
+            server.reset()  # nothing of this submission stays for the next (its answers were copied)
+        except Exception:
+            server.stop()
         shutil.rmtree(judge_dir, ignore_errors=True)
 
 

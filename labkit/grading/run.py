@@ -1,8 +1,9 @@
 """Stage 4: run the rebuilt cells of one submission in confined kernels (nbclient over IPC sockets).
 
-Each kernel starts through `labkit.sandbox` (pids cgroup, resource limits, death with the worker)
-and bubblewrap, which shows it only the Python environment, the learner-side `labkit`, the test
-inputs and the verified course data, as an unprivileged uid. Its channels to the worker are bounded
+Each kernel is forked by the worker's warm kernel server (`forkserver`), which runs inside
+bubblewrap and `labkit.sandbox` (pids cgroup, resource limits, death with the worker): the kernel
+sees only the Python environment, the learner-side `labkit`, the test inputs and the verified
+course data, as an unprivileged uid. Its channels to the worker are bounded
 (message size and queue). A cell that hangs is interrupted (or its kernel replaced, replaying the
 cells before it) and a kernel that dies is replaced the same way, so the other exercises are graded.
 """
@@ -10,19 +11,16 @@ from __future__ import annotations
 
 import asyncio
 import os
-import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .judge import server_pids
+from .forkserver import STARTUP_TIMEOUT, ForkedKernel, KernelServer
 from .rebuild import RunCell
 
 MAX_RESTARTS = 3
-STARTUP_TIMEOUT = 120
 PROBE_TIMEOUT = 6
 #: largest message a kernel may send the worker, and how many may wait in a queue
 MAX_MESSAGE_BYTES = 8 << 20
@@ -48,6 +46,14 @@ class SandboxSpec:
     uid: int | None                   # unprivileged uid of the kernel (root grader), else None
 
 
+def _log_tail(path: Path) -> str:
+    try:
+        lines = path.read_text(errors="replace").strip().splitlines()
+    except OSError:
+        return "no output"
+    return _short(lines[-1], 200) if lines else "no output"
+
+
 def kernel_env(work: Path, spec: SandboxSpec) -> dict[str, str]:
     """A scrubbed environment: no seed, nothing of the grader's, the grader's inputs and data folders."""
     return {"PATH": os.environ.get("PATH", os.defpath), "LANG": os.environ.get("LANG", "C.UTF-8"),
@@ -70,26 +76,8 @@ def bound_channels() -> None:
         ctx.setsockopt(zmq.RCVHWM, MAX_QUEUED)
 
 
-def _kernel_classes():
-    from jupyter_client.kernelspec import KernelSpec
-    from jupyter_client.manager import AsyncKernelManager
+def _client_class():
     from nbclient import NotebookClient
-
-    class SandboxKernelManager(AsyncKernelManager):
-        """A kernel launched through labkit.sandbox (and bwrap), talking over IPC sockets."""
-
-        prefix: list[str] = []
-        owner_uid: int | None = None
-
-        def write_connection_file(self, **kwargs):
-            out = super().write_connection_file(**kwargs)
-            if self.owner_uid is not None:  # the kernel, an unprivileged uid, must read it
-                os.chown(self.connection_file, self.owner_uid, self.owner_uid)
-            return out
-
-        def format_kernel_cmd(self, extra_arguments=None):
-            # -P: a module the learner wrote into the working folder cannot stand in for ipykernel
-            return list(self.prefix) + [sys.executable, "-P", "-m", "ipykernel_launcher", "-f", self.connection_file]
 
     class QuietClient(NotebookClient):
         """Keeps only error outputs (name and message), so a flood of output costs no memory."""
@@ -113,86 +101,69 @@ def _kernel_classes():
             self.timed_out = True  # nbclient interrupts the kernel and hands back an error reply
             return await super()._async_handle_timeout(timeout, cell)
 
-    return SandboxKernelManager, QuietClient, KernelSpec
+    return QuietClient
 
 
 @dataclass
 class Kernel:
-    km: Any
+    km: Any                           # a forkserver.ForkedKernel
     kc: Any
     client: Any
-    cgroup: Any
     n: int
 
 
 class Runner:
     """Runs the rebuilt cells of one submission in confined kernels; records what happened per cell."""
 
-    def __init__(self, cells: list[RunCell], work: Path, cell_timeout: float, notebook_timeout: float,
-                 spec: SandboxSpec):
-        self.cells, self.work, self.spec = cells, work, spec
+    def __init__(self, cells: list[RunCell], server: KernelServer, cell_timeout: float, notebook_timeout: float):
+        self.cells, self.server, self.work = cells, server, server.slot
         self.cell_timeout, self.notebook_timeout = cell_timeout, notebook_timeout
-        self.limits = spec.limits
         self.events: list[dict] = []     # {"cell": position, "what": ok|error|timeout|died|skipped, ...}
         self.kernel_starts = 0
 
     async def _start(self) -> Kernel:
-        from .. import sandbox
+        """A kernel forked by the worker's warm server (started again if a kernel killed it)."""
+        import nbformat
+        from jupyter_client.asynchronous import AsyncKernelClient
+        from jupyter_client.connect import write_connection_file
 
-        KM, Client, KernelSpec = _kernel_classes()
         self.kernel_starts += 1
         n = self.kernel_starts
+        self.server.ensure()
         conn = Path(tempfile.mkdtemp(prefix=f".kernel{n}-", dir=self.work))  # fresh: the learner owns work/
-        uid = None
-        if self.spec.uid is not None:  # a uid of its own per kernel; it owns its folder (bwrap enters it: 0711)
-            uid = self.spec.uid + (os.getpid() % 100_000) * 8 + n % 8
-            for d in (self.work, conn, self.work / "answers", self.work / "tmp"):
-                os.chown(d, uid, uid)
-            os.chmod(self.work, 0o711)
-        cg = sandbox.PidsCgroup.create(f"labkit-grade-{os.getpid()}-{n}-{os.urandom(3).hex()}",
-                                       self.limits.get("nproc", 256))
-        limits = dict(self.limits)
-        if os.geteuid() != 0 or not self.spec.bwrap:  # RLIMIT_NPROC counts all of this user's tasks
-            limits["nproc"] = sandbox.user_task_count() + int(self.limits.get("nproc", 256))
-        prefix = sandbox.launcher_args(limits, str(cg.path) if cg else None)
-        if self.spec.bwrap:
-            prefix += sandbox.bwrap_args(self.work, [Path(p) for p in self.spec.visible],
-                                         [Path(p) for p in self.spec.hidden], uid=uid)
-        km = KM(transport="ipc", connection_file=str(conn / f"k{n}.json"))
-        km._kernel_spec = KernelSpec(argv=["python"], display_name="labkit grader", language="python",
-                                     interrupt_mode="message")
-        km.prefix = prefix
-        km.owner_uid = uid
-        log = open(conn / "kernel.log", "wb")
-        try:
-            await km.start_kernel(env=kernel_env(self.work, self.spec), cwd=str(self.work),
-                                  stdout=log, stderr=log, stdin=subprocess.DEVNULL)
-        finally:
-            log.close()
-        kc = km.client()
+        fname, _ = write_connection_file(str(conn / f"k{n}.json"), transport="ipc", ip=str(conn / "k"),
+                                         key=os.urandom(32).hex().encode())
+        if self.server.uid is not None:  # the kernel, an unprivileged uid, must read it
+            for p in (conn, Path(fname)):
+                os.chown(p, self.server.uid, self.server.uid)
+        pid = self.server.fork(Path(fname), conn / "kernel.log")
+        kc = AsyncKernelClient()
+        kc.load_connection_file(fname)
         kc.start_channels()
+        km = ForkedKernel(self.server, pid, kc)
+        ready = asyncio.ensure_future(kc.wait_for_ready(timeout=STARTUP_TIMEOUT))
         try:
-            await kc.wait_for_ready(timeout=STARTUP_TIMEOUT)
-        except Exception as e:
-            kc.stop_channels()
-            await self._stop(Kernel(km, None, None, cg, n))
-            try:
-                tail = (conn / "kernel.log").read_text(errors="replace").strip().splitlines()[-1:]
-            except OSError:
-                tail = []
-            raise RuntimeError(f"{_short(e, 100)}{': ' + _short(tail[0], 200) if tail else ''}") from None
-        import nbformat
-
-        client = Client(nbformat.v4.new_notebook(), km=km, allow_errors=True, interrupt_on_timeout=True,
-                        error_on_timeout={"ename": _TIMEOUT_ENAME, "evalue": "cell time limit", "traceback": []},
-                        store_widget_state=False, record_timing=False, iopub_timeout=4,
-                        raise_on_iopub_timeout=False, shell_timeout_interval=1)
+            while not ready.done():
+                await asyncio.wait([ready], timeout=0.2)
+                if not ready.done() and not self.server.kernel_alive(pid):
+                    ready.cancel()
+                    raise RuntimeError("the kernel ended while starting: " + _log_tail(conn / "kernel.log"))
+            ready.result()
+        except BaseException as e:
+            await self._stop(Kernel(km, kc, None, n))
+            if isinstance(e, RuntimeError):
+                raise
+            raise RuntimeError(_short(e, 200)) from None
+        client = _client_class()(nbformat.v4.new_notebook(), km=km, allow_errors=True, interrupt_on_timeout=True,
+                                 error_on_timeout={"ename": _TIMEOUT_ENAME, "evalue": "cell time limit",
+                                                   "traceback": []},
+                                 store_widget_state=False, record_timing=False, iopub_timeout=4,
+                                 raise_on_iopub_timeout=False, shell_timeout_interval=1)
         client.kc = kc
-        return Kernel(km, kc, client, cg, n)
+        return Kernel(km, kc, client, n)
 
     async def _stop(self, k: Kernel | None) -> None:
-        from .. import sandbox
-
+        """End a kernel and everything it started (the server itself stays)."""
         if k is None:
             return
         try:
@@ -200,19 +171,8 @@ class Runner:
                 k.kc.stop_channels()
         except Exception:
             pass
-        pgid = None
-        try:
-            prov = k.km.provisioner
-            pgid = getattr(prov, "pgid", None)
-        except Exception:
-            pass
-        try:
-            await asyncio.wait_for(k.km.shutdown_kernel(now=True), 20)
-        except Exception:
-            pass
-        if k.cgroup is not None:
-            k.cgroup.remove()
-        sandbox.kill_tree(pgid=pgid, spare=server_pids())  # not the worker's verdict process
+        await k.km.shutdown_kernel(now=True)
+        self.server.kill_others()
 
     async def _exec(self, k: Kernel, source: str, timeout: float) -> dict:
         import nbformat

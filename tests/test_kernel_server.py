@@ -1,0 +1,201 @@
+"""The warm kernel server (labkit/grading/forkserver.py): nothing of one submission reaches the next.
+
+Unit tests need no kernel: emptying a sandbox's /tmp spares the mounted folders, a slot is wiped.
+The grading test runs four submissions one after the other in one worker (--jobs 1): a lurker
+leaves files in /tmp, /dev/shm and its home, and a daemon; the spy after it must find none of it
+and get a random seed of its own (as a fresh process does); a stopper stops the kernel server, and
+the submission after it is graded as usual.
+"""
+from __future__ import annotations
+
+import copy
+import csv
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from labkit import sandbox
+from labkit.grading import forkserver
+
+ROOT = Path(__file__).resolve().parents[1]
+SOLUTION = ROOT / "solutions" / "01_onnx_concepts.ipynb"
+MARK = str(800000 + os.getpid() % 99999)  # `sleep <mark>`: the lurker's daemon
+
+
+def test_empty_spares_mounted_folders_and_the_way_to_them(tmp_path):
+    mounted = tmp_path / "labkit-grade-x" / "slot1"
+    mounted.mkdir(parents=True)
+    (mounted / "answer.json").write_text("kept: it is the mounted slot, emptied by the worker")
+    (tmp_path / "labkit-grade-x" / "planted").write_text("x")
+    (tmp_path / "left.txt").write_text("x")
+    locked = tmp_path / "locked" / "deeper"
+    locked.mkdir(parents=True)
+    (locked / "f").write_text("x")
+    os.chmod(locked, 0)
+    os.chmod(locked.parent, 0o500)
+    os.symlink("/etc/passwd", tmp_path / "link")
+    left = forkserver._empty(str(tmp_path), frozenset([str(mounted)]))
+    assert left == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["labkit-grade-x"]
+    assert sorted(p.name for p in (tmp_path / "labkit-grade-x").iterdir()) == ["slot1"]
+    assert (mounted / "answer.json").is_file()
+    assert Path("/etc/passwd").is_file()
+
+
+def test_slot_is_wiped_and_prepared(tmp_path):
+    spec = type("Spec", (), {"uid": None})()
+    server = forkserver.KernelServer(spec, tmp_path / "slot7")
+    server.prepare_slot()
+    (server.slot / "answers" / "01.quiz").mkdir()
+    (server.slot / ".hidden").write_text("x")
+    server._wipe_slot()
+    server.prepare_slot()
+    assert sorted(p.name for p in server.slot.iterdir()) == ["answers", "tmp"]
+    assert not any((server.slot / "answers").iterdir())
+
+
+def test_kernel_states_that_cannot_answer_count_as_gone():
+    assert forkserver._state_ppid(os.getpid())[0] not in forkserver._GONE
+    assert forkserver._state_ppid(2 ** 22 + 12345)[0] in forkserver._GONE  # no such process
+
+
+# ---------------------------------------------------------------- one worker, submissions in a row
+
+LURKER = (
+    "import os, signal\n"
+    "home = os.path.expanduser('~')\n"
+    "for d in ('/tmp', '/dev/shm', home):\n"
+    "    open(os.path.join(d, 'left_by_lurker'), 'w').write('x')\n"
+    "os.makedirs('/tmp/lurker_dir/deep', exist_ok=True)\n"
+    "os.chmod('/tmp/lurker_dir', 0)\n"
+    "if os.fork() == 0:\n"
+    "    os.setsid()\n"
+    "    if os.fork() == 0:\n"
+    f"        os.execv('/bin/sleep', ['sleep', '{MARK}'])\n"
+    "    os._exit(0)\n"
+    "sigmoid_model = None\n")
+STOPPER = (  # stops its kernel server (kernels are forked from it: the same command line)
+    "import os, signal\n"
+    "for p in [p for p in os.listdir('/proc') if p.isdigit() and int(p) != os.getpid()]:\n"
+    "    try:\n"
+    "        if b'labkit.grading.forkserver' in open(f'/proc/{p}/cmdline', 'rb').read():\n"
+    "            os.kill(int(p), signal.SIGSTOP)\n"
+    "    except Exception:\n"
+    "        pass\n"
+    "sigmoid_model = None\n")
+SPY = (
+    "import json, os\n"
+    "import torch\n"
+    "def _others():\n"
+    "    out = []\n"
+    "    for p in [p for p in os.listdir('/proc') if p.isdigit()]:\n"
+    "        if int(p) not in (1, os.getpid(), os.getppid()):\n"
+    "            try:\n"
+    "                out.append(open(f'/proc/{p}/cmdline', 'rb').read().replace(b'\\0', b' ').decode()[:80])\n"
+    "            except Exception:\n"
+    "                pass\n"
+    "    return out\n"
+    "def _planted(top):\n"
+    "    return sorted(os.path.join(d, n) for d, ds, fs in os.walk(top) for n in ds + fs if 'lurker' in n)\n"
+    "SEEN = {'planted': _planted('/tmp') + _planted('/dev/shm') + _planted(os.path.expanduser('~')),\n"
+    "        'others': _others(), 'torch_first': torch.rand(1).item(), 'torch_seed': torch.initial_seed()}\n"
+    "def model_versions(model_bytes):  # hex: the judge's message quotes it unchanged\n"
+    "    return {'ir_version': json.dumps(SEEN).encode().hex(), 'opset': 0}\n")
+
+
+def _with_answers(answers: dict[str, str]) -> dict:
+    nb = copy.deepcopy(json.loads(SOLUTION.read_text()))
+    for c in nb["cells"]:
+        for ex, src in answers.items():
+            if f"answer:{ex}" in c.get("metadata", {}).get("tags", []):
+                c["source"] = src
+    return nb
+
+
+def _daemons() -> list[int]:
+    out = []
+    for d in Path("/proc").iterdir():
+        try:
+            if d.name.isdigit() and (d / "cmdline").read_bytes().split(b"\0")[:2] == [b"sleep", MARK.encode()]:
+                out.append(int(d.name))
+        except OSError:
+            pass
+    return out
+
+
+def _seen(g: dict, student: str) -> dict:
+    """What SPY found in that student's kernel (smuggled out in a failing answer's message)."""
+    msg = g[(student, "01.versions")]["message"]
+    return json.loads(bytes.fromhex(re.search(r"'ir_version': '([0-9a-f]+)'", msg).group(1)))
+
+
+@pytest.mark.grading
+def test_nothing_of_a_submission_reaches_the_next(tmp_path):
+    if not sandbox.bwrap_status()[0]:
+        pytest.skip("bubblewrap is not usable here: " + sandbox.bwrap_status()[1])
+    subs = tmp_path / "class"
+    subs.mkdir()
+    (subs / "a_lurker.ipynb").write_text(json.dumps(_with_answers({"01.sigmoid_model": LURKER, "01.versions": SPY})))
+    (subs / "b_spy.ipynb").write_text(json.dumps(_with_answers({"01.versions": SPY})))
+    (subs / "c_stopper.ipynb").write_text(json.dumps(_with_answers({"01.sigmoid_model": STOPPER})))
+    (subs / "d_after.ipynb").write_text(SOLUTION.read_text())
+    out = tmp_path / "out"
+    try:
+        proc = subprocess.run([sys.executable, "-m", "labkit.cli", "grade", "01", str(subs), "--out", str(out),
+                               "--jobs", "1", "--timeout", "60", "--no-progress"],
+                              capture_output=True, text=True, cwd=ROOT, timeout=900)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        with open(out / "grades.csv", newline="") as f:
+            g = {(r["student"], r["exercise"]): r for r in csv.DictReader(f)}
+        seen, lurker = _seen(g, "b_spy"), _seen(g, "a_lurker")
+        assert seen["planted"] == [], seen["planted"]
+        assert seen["others"] == [], seen["others"]  # no daemon of the lurker, nothing but its server
+        assert len(lurker["planted"]) >= 4, lurker  # it did plant: /tmp, /dev/shm, home, a locked folder
+        assert seen["torch_seed"] != lurker["torch_seed"] and seen["torch_first"] != lurker["torch_first"]
+        for ex in ("01.sigmoid_model", "01.run_both", "01.quiz"):
+            assert g[("b_spy", ex)]["status"] == "passed", g[("b_spy", ex)]
+        for ex in ("01.sigmoid_model", "01.run_both", "01.versions", "01.quiz"):  # a stopped server costs nothing
+            assert g[("d_after", ex)]["status"] == "passed", g[("d_after", ex)]
+        assert not _daemons(), "the lurker's daemon outlived grading"
+    finally:
+        for pid in _daemons():
+            os.kill(pid, 9)
+
+
+@pytest.mark.grading
+def test_server_without_bubblewrap_forks_kernels_and_resets(tmp_path):
+    """The --no-sandbox path (no bwrap: the launcher execs the server directly), driven without the CLI."""
+    import asyncio
+
+    import labkit
+    import labkit_judges
+    from labkit.grading.rebuild import RunCell
+    from labkit.grading.run import Runner, SandboxSpec
+
+    spec = SandboxSpec(dict(sandbox.DEFAULT_LIMITS), False,
+                       tuple(map(str, [*sandbox.python_paths(), Path(labkit.__file__).parent])),
+                       (str(Path(labkit_judges.__file__).parent),), str(tmp_path), str(tmp_path), None)
+    server = forkserver.KernelServer(spec, tmp_path / "slot1")
+    try:
+        pids = []
+        for n in range(2):
+            server.reset()
+            cells = [RunCell("import os\nassert 'mine.txt' not in os.listdir('.')\n"
+                             "open('mine.txt', 'w').write(str(os.getpid()))", "code", None, 0),
+                     RunCell("import sys\nassert 'onnxscript' in sys.modules", "code", None, 1)]  # warm
+            runner = Runner(cells, server, 60, 120)
+            events = asyncio.run(runner.run())
+            assert [e["what"] for e in events] == ["ok", "ok"], events
+            pids.append(int((server.slot / "mine.txt").read_text()))
+            assert server.starts == 1  # one warm server for both submissions
+        assert pids[0] != pids[1] and server.pid not in pids
+        server.reset()
+        assert sorted(p.name for p in server.slot.iterdir()) == ["answers", "tmp"]
+    finally:
+        server.stop()
+    assert not server.alive()
