@@ -380,6 +380,17 @@ def test_answers_survive_the_grader_round_trip(tmp_path):
     assert judge_saved(get("06.quantize"), tmp_path / "wrong", 11).status == "failed"
 
 
+def test_int4_inputs_survive_the_grader_files(tmp_path):
+    """What a graded kernel gets: the cases as files the grader wrote (float32 weights, an int block size)."""
+    ex = get("06.int4_blocks")
+    plain.save_inputs(ex.cases(13), tmp_path / "inputs")
+    cases = plain.load_inputs(tmp_path / "inputs")
+    for (w, bs), (w2, bs2) in zip(ex.cases(13), cases):
+        assert w2.dtype == np.float32 and np.array_equal(w, w2) and bs2 == bs and isinstance(bs2, int)
+    plain.save(collect(ex, int4_blocks, 13, cases=cases), tmp_path / "answer")
+    assert judge_saved(ex, tmp_path / "answer", 13).status == "passed"
+
+
 def test_reference_matches_onnx_quantize_linear():
     from onnx import TensorProto, helper, numpy_helper
     from onnx.reference import ReferenceEvaluator
