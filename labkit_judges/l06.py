@@ -560,9 +560,15 @@ def ort_int4_blocks(w, block_size: int):
 
     key = ("int4", np.asarray(w, np.float32).tobytes(), np.shape(w), block_size)
     if key not in _cache:
+        import logging
+
+        root = logging.getLogger()
+        handlers, level = list(root.handlers), root.level
         with quiet():
+            # importing it calls logging.basicConfig(level=INFO): leave the caller's logging as it was
             from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
 
+            root.handlers[:], root.level = handlers, level
             quantizer = MatMulNBitsQuantizer(_one_matmul(w), bits=4, block_size=block_size)
             quantizer.process()
         model = quantizer.model.model
