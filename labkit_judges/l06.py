@@ -15,6 +15,8 @@ Conventions (the notebook's prompts state the same, the judges below enforce the
   both representable and zero_point is 0); scale = (rmax - rmin) / (qmax - qmin) over that range;
   zero_point = round((qmin + qmax) / 2) when symmetric (0 for int8, 128 for uint8, as compute_scale_zp does),
   else round(qmin - rmin / scale) (half to even); an empty range (all zeros) gives (1.0, 0).
+* ``int4_blocks(w, block_size)`` returns ``(q, scales, zero_points)``: onnxruntime's MatMulNBitsQuantizer with its
+  defaults (4 bits, is_symmetric=False), unpacked. See "06.int4_blocks" below.
 """
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ import labkit.exercises.l06  # noqa: F401 (declares the exercises judged here)
 
 import numpy as np
 
-from labkit.checks import TestResult, expect_close, judge, load_onnx, ort_session, quiz_key
+from labkit.checks import TestResult, error_line, expect_close, judge, load_onnx, ort_session, quiz_key
 from labkit.plain import OnnxBlob, Raised
 
 # ---------------------------------------------------------------- reference implementations
@@ -441,6 +443,314 @@ def digits_for_outputs(seed: int) -> np.ndarray:
 
     x = digits().x_test
     return np.ascontiguousarray(x[np.random.default_rng(seed + 6080).choice(len(x), 64, replace=False)])
+
+
+# ---------------------------------------------------------------- 06.int4_blocks
+#
+# The learner hands in int4_blocks(w, block_size) -> (q, scales, zero_points) for a float32 weight w [K, N]: the
+# block-wise 4-bit weights onnxruntime's MatMulNBitsQuantizer stores with its defaults (bits=4, is_symmetric=False,
+# QOperator format), before two codes are packed into a byte. The reference is that quantizer itself, run on a
+# one-MatMul model and unpacked. What it computes (its C++ MlasQuantizeBlockwise, range2scalezp; int4_blocks_ref
+# below does the same in numpy, and tests/test_l06.py checks that on many seeds):
+#   column n of W is cut along K into n_blocks = ceil(K / block_size) blocks (the last one shorter: the Python side
+#   pads W with zero rows); per block rmin = min(block, 0), rmax = max(block, 0), scale = (rmax - rmin) / 15 in
+#   float32, zero_point = round(-rmin / scale), q = clip(round(w / scale + zero_point), 0, 15). A block of zeros
+#   gets scale 0, zero point 0 and codes 0.
+# ORT rounds halves away from zero (C's roundf, on w * (1 / scale) + zero_point); the test weights keep every value
+# at least TIE_MARGIN of a step away from a tie, so np.round (halves to even), w / scale and float64 all give ORT's
+# codes. The codes past row K (the padding) are never read by MatMulNBits, so they are not compared.
+
+TIE_MARGIN = 2e-5
+INT4_CASES = ("K a multiple of block_size", "K not a multiple of block_size (a shorter last block)",
+              "blocks of 64 over a wider matrix", "all-positive, all-negative and all-zero columns")
+INT4_RUN = "your arrays run in MatMulNBits like ORT's own quantized model"
+INT4_SHAPES = "three arrays with MatMulNBits' shapes and dtypes"
+INT4_TESTS = (INT4_SHAPES, *INT4_CASES, INT4_RUN)
+#: the case whose arrays are also packed into a MatMulNBits node and run
+INT4_RUN_CASE = 3
+
+
+def _blocks(w, block_size: int, scrambled: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """w [K, N] padded with zero rows and cut into blocks (N, n_blocks, block_size) along K, and the mask
+    (n_blocks, block_size) of the real rows. `scrambled`: a reshape where a transpose is needed (a mistake)."""
+    w = np.asarray(w, np.float32)
+    k, n = w.shape
+    n_blocks = -(-k // block_size)
+    padded = np.zeros((n_blocks * block_size, n), np.float32)
+    padded[:k] = w
+    blocks = (padded.reshape(n, n_blocks, block_size) if scrambled
+              else padded.reshape(n_blocks, block_size, n).transpose(2, 0, 1))
+    return blocks, (np.arange(n_blocks * block_size) < k).reshape(n_blocks, block_size)
+
+
+def int4_blocks_ref(w, block_size: int, *, with_zero: bool = True, levels: int = 15,
+                    scrambled: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """ORT's arithmetic in numpy: float32, w * (1 / scale), halves away from zero (roundf of a value >= -0.5 is
+    floor(x + 0.5)). The keyword arguments make mistakes the judge names: a range without 0, 16 levels, blocks
+    made with a reshape instead of a transpose."""
+    blocks, used = _blocks(w, block_size, scrambled)
+    if scrambled:   # the padding rows land elsewhere: take every value as real
+        used = np.ones_like(used)
+    lo = np.where(used, blocks, np.inf).min(axis=2)
+    hi = np.where(used, blocks, -np.inf).max(axis=2)
+    rmin, rmax = (np.minimum(lo, 0), np.maximum(hi, 0)) if with_zero else (lo, hi)
+    scales = ((rmax.astype(np.float32) - rmin.astype(np.float32)) / np.float32(levels)).astype(np.float32)
+    recip = np.divide(np.float32(1), scales, out=np.zeros_like(scales), where=scales != 0)
+    zero_points = np.clip(np.floor(-rmin * recip + np.float32(0.5)), 0, 15)
+    q = np.clip(np.floor(blocks * recip[..., None] + zero_points[..., None] + np.float32(0.5)), 0, 15)
+    return q.astype(np.int32), scales, zero_points.astype(np.int32)
+
+
+def _near_tie(w, block_size: int) -> bool:
+    """Does a zero point or a code of w lie within TIE_MARGIN of a halfway point (where roundings differ)?"""
+    blocks, _ = _blocks(w, block_size)
+    _, scales, _ = int4_blocks_ref(w, block_size)
+    ok = scales > 0
+    s = np.where(ok, scales, 1).astype(np.float64)
+    zpf = -np.minimum(blocks.min(axis=2), 0) / s
+    t = blocks.astype(np.float64) / s[..., None] + np.floor(zpf + 0.5)[..., None]
+    close = lambda v: np.abs(v - np.floor(v) - 0.5) < TIE_MARGIN  # noqa: E731
+    return bool(np.any(close(zpf) & ok) or np.any(close(t) & ok[..., None]))
+
+
+def _int4_weights(rng, k: int, n: int, block_size: int, columns=()) -> np.ndarray:
+    """Random float32 weights [k, n] with per-column magnitudes, drawn again until no value is near a tie.
+    `columns`: a sign per column ("+": all positive, "-": all negative, "0": all zero, "~": mixed)."""
+    for _ in range(200):
+        w = rng.normal(0, 0.05, (k, n)) * rng.uniform(0.3, 3.0, n)
+        for j, kind in enumerate(columns):
+            w[:, j] = {"+": np.abs(w[:, j]), "-": -np.abs(w[:, j]), "0": 0.0}.get(kind, w[:, j])
+        w = w.astype(np.float32)
+        if not _near_tie(w, block_size):
+            return w
+    raise RuntimeError("no tie-free weights found")  # a draw is redone about once in ten: never reached
+
+
+def _int4_cases(seed: int) -> list[tuple]:
+    rng = np.random.default_rng(seed + 604)
+    bs0, bs1 = (int(rng.choice([16, 32])) for _ in range(2))
+    k0 = bs0 * int(rng.integers(2, 5))
+    k1 = bs1 * int(rng.integers(2, 5)) + int(rng.integers(1, bs1))
+    k2 = 64 * 2 + int(rng.integers(1, 64))
+    k3 = 16 * 3 + int(rng.integers(1, 16))
+    signs = list(rng.permutation(["+", "-", "0", "~", "~", "+", "-"]))
+    return [(_int4_weights(rng, k0, int(rng.integers(6, 11)), bs0), bs0),
+            (_int4_weights(rng, k1, int(rng.integers(6, 11)), bs1), bs1),
+            (_int4_weights(rng, k2, int(rng.integers(12, 17)), 64), 64),
+            (_int4_weights(rng, k3, len(signs), 16, signs), 16)]
+
+
+def _one_matmul(w: np.ndarray):
+    from onnx import TensorProto, helper, numpy_helper
+
+    k, n = w.shape
+    graph = helper.make_graph([helper.make_node("MatMul", ["x", "W"], ["y"])], "one_matmul",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", k])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", n])],
+                              [numpy_helper.from_array(np.asarray(w, np.float32), "W")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], ir_version=10)
+
+
+def ort_int4_blocks(w, block_size: int):
+    """onnxruntime's own MatMulNBitsQuantizer (defaults: 4 bits, asymmetric) on a one-MatMul model with weight w:
+    (q (N, n_blocks, block_size), scales (N, n_blocks), zero_points (N, n_blocks), the quantized model)."""
+    from onnx import numpy_helper
+
+    from labkit.quiet import quiet
+
+    key = ("int4", np.asarray(w, np.float32).tobytes(), np.shape(w), block_size)
+    if key not in _cache:
+        import logging
+
+        root = logging.getLogger()
+        handlers, level = list(root.handlers), root.level
+        with quiet():
+            # importing it calls logging.basicConfig(level=INFO): leave the caller's logging as it was
+            from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
+
+            root.handlers[:], root.level = handlers, level
+            quantizer = MatMulNBitsQuantizer(_one_matmul(w), bits=4, block_size=block_size)
+            quantizer.process()
+        model = quantizer.model.model
+        (node,) = model.graph.node
+        assert node.op_type == "MatMulNBits" and len(node.input) == 4, node
+        init = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+        packed, scales, zp_packed = (init[name] for name in node.input[1:4])
+        n, n_blocks = scales.shape
+        q = np.stack([packed & 0xF, packed >> 4], axis=-1).reshape(n, n_blocks, block_size)
+        zero_points = np.stack([zp_packed & 0xF, zp_packed >> 4], axis=-1).reshape(n, -1)[:, :n_blocks]
+        _cache[key] = (q.astype(np.int32), scales, zero_points.astype(np.int32), model)
+    return _cache[key]
+
+
+def _int4_shape_problem(got, w, block_size: int) -> str:
+    """Why the answer does not have MatMulNBits' layout, or '' when the shapes fit."""
+    k, n = w.shape
+    nb = -(-k // block_size)
+    want = {"q": (n, nb, block_size), "scales": (n, nb), "zero_points": (n, nb)}
+    if isinstance(got, Raised):
+        return f"your function {got.message}"
+    if not isinstance(got, list) or len(got) != 3:
+        return ("expected a tuple of three arrays (q, scales, zero_points), got " + _describe(got)
+                + (f" of length {len(got)}" if isinstance(got, list) else ""))
+    for name, a in zip(want, got):
+        if not isinstance(a, np.ndarray):
+            return f"{name} should be a numpy array, got {_describe(a)}"
+    for name, a in zip(want, got):
+        if a.shape == want[name]:
+            continue
+        msg = f"{name} should have shape {want[name]}, got {a.shape}"
+        if name == "q" and a.shape == (nb, block_size, n):
+            msg += ": put the columns first with transpose(2, 0, 1); MatMulNBits stores W column by column"
+        elif name == "q" and a.shape == (k, n):
+            msg += ": that is the shape of w; cut each column into blocks along K: (N, n_blocks, block_size)"
+        elif name != "q" and a.shape == (nb, n):
+            msg += ": one row per column of W, (N, n_blocks), not (n_blocks, N)"
+        elif k % block_size and a.ndim >= 2 and a.shape[1] == k // block_size:
+            msg += (f": K = {k} is not a multiple of {block_size}, so n_blocks = ceil(K / block_size) = {nb}; "
+                    "the last block is shorter (pad w with zero rows)")
+        return msg
+    return ""
+
+
+def _int4_hint(w, block_size: int, q, scales, zero_points) -> str:
+    """Names a known mistake when the learner's arrays are what that mistake computes ('' otherwise)."""
+    blocks, used = _blocks(w, block_size)
+    ref_q, ref_s, ref_z = int4_blocks_ref(w, block_size)
+    real = ref_s > 0
+    full = real & used.all(axis=1)                       # blocks with a range and no padding rows
+    codes = real[..., None] & used[None]
+    recip = np.divide(1, ref_s, out=np.zeros_like(ref_s), where=real).astype(np.float64)
+    zpf = -np.minimum(blocks.min(axis=2), 0) * recip     # the zero point before rounding
+
+    def close(a, b, mask=real):
+        return bool(np.allclose(np.asarray(a, np.float64)[mask], np.asarray(b, np.float64)[mask], rtol=1e-5, atol=0))
+
+    def floors(got, x, mask):   # got == floor(x) up to float noise in x (int() and astype truncate; x >= 0)
+        return bool(np.all((got[mask] == np.floor(x[mask] - 1e-4)) | (got[mask] == np.floor(x[mask] + 1e-4))))
+
+    right_scales = close(scales, ref_s)
+    right_zps = np.array_equal(zero_points[real], ref_z[real])
+    if not np.all(np.isfinite(scales)):
+        return "a scale is not finite: a block of zeros has scale 0; never divide by it"
+    if real.any() and np.all(zero_points[real] == 8):
+        return ("every zero point is 8: that is symmetric quantization; ORT's default (is_symmetric=False) is "
+                "asymmetric: scale = (rmax - rmin) / 15, zero_point = round(-rmin / scale)")
+    if right_scales and not right_zps and floors(zero_points, zpf, real):
+        return "the zero points were truncated (int() or .astype): round them with np.round first"
+    if right_scales and np.array_equal(q[codes], (ref_q - 8)[codes]):
+        return "MatMulNBits stores unsigned codes 0..15 (uint4), not -8..7: clip to [0, 15] around the zero point"
+    if right_scales and np.array_equal(q[codes], np.clip(np.round(blocks * recip[..., None]), 0, 15)[codes]):
+        return "the codes are round(w / scale) without the zero point: add zero_point before rounding"
+    if right_scales and right_zps and floors(q, np.clip(blocks * recip[..., None] + ref_z[..., None], 0, 15), codes):
+        return "the codes were truncated (int() or .astype): round them with np.round first"
+    if not right_scales and full.any() and close(scales, int4_blocks_ref(w, block_size, with_zero=False)[1], full):
+        return ("the range of a block must include 0: rmin = min(block.min(), 0), rmax = max(block.max(), 0), "
+                "as in choose_qparams (an all-positive block has zero point 0)")
+    if not right_scales and close(scales, int4_blocks_ref(w, block_size, levels=16)[1]):
+        return "4 bits give 16 codes 0..15, that is 15 steps: scale = (rmax - rmin) / 15"
+    if not right_scales and scales.shape[1] > 1 and np.all(scales == scales[:, :1]):
+        return "every block of a column got the same scale: each block of block_size rows has its own range"
+    if not right_scales:
+        scrambled = int4_blocks_ref(w, block_size, scrambled=True)
+        if close(scales, scrambled[1], np.ones_like(real)):
+            return ("the blocks hold values from several columns: a reshape of w to (N, n_blocks, block_size) "
+                    "mixes them; reshape to (n_blocks, block_size, N), then transpose(2, 0, 1)")
+    return ""
+
+
+def _int4_compare(name: str, got, w, block_size: int) -> TestResult:
+    problem = _int4_shape_problem(got, w, block_size)
+    if problem:
+        return TestResult(name, False, problem)
+    q, scales, zero_points = (np.asarray(a, np.float64) for a in got)
+    want_q, want_s, want_z, _ = ort_int4_blocks(w, block_size)
+    k, n = w.shape
+    nb = want_s.shape[1]
+    used = (np.arange(nb * block_size) < k).reshape(nb, block_size)
+    real = want_s > 0
+
+    def where(c, b):
+        rows = f"rows {b * block_size}..{min((b + 1) * block_size, k) - 1}"
+        return f"column {c}, block {b} ({rows})"
+
+    def fail(msg):
+        hint = _int4_hint(w, block_size, q, scales, zero_points)
+        return TestResult(name, False, msg + (f" — {hint}" if hint else ""))
+
+    bad_s = real & ~np.isclose(scales, want_s, rtol=1e-5, atol=0)
+    if bad_s.any():
+        c, b = (int(i) for i in np.argwhere(bad_s)[0])
+        return fail(f"{where(c, b)}: expected scale {want_s[c, b]:.6g}, got {scales[c, b]:.6g} "
+                    f"({int(bad_s.sum())} of {int(real.sum())} scales off)")
+    bad_z = real & (zero_points != want_z)
+    if bad_z.any():
+        c, b = (int(i) for i in np.argwhere(bad_z)[0])
+        return fail(f"{where(c, b)}: expected zero point {want_z[c, b]}, got {zero_points[c, b]:g} "
+                    f"({int(bad_z.sum())} of {int(real.sum())} zero points off)")
+    bad_q = real[..., None] & used[None] & (q != want_q)
+    if bad_q.any():
+        c, b, i = (int(j) for j in np.argwhere(bad_q)[0])
+        return fail(f"{where(c, b)}: w[{b * block_size + i}, {c}] should have code {want_q[c, b, i]}, got "
+                    f"{q[c, b, i]:g} ({int(bad_q.sum())} of {int((real[..., None] & used[None]).sum())} codes off)")
+    with np.errstate(all="ignore"):
+        zero_blocks = ~real[..., None] & used[None]
+        deq = (q - zero_points[..., None]) * scales[..., None]
+        bad0 = zero_blocks & ~(np.isfinite(deq) & (deq == 0))
+    if bad0.any():
+        c, b, _ = (int(j) for j in np.argwhere(bad0)[0])
+        return fail(f"{where(c, b)} is all zeros and must dequantize to 0: ORT stores scale 0, zero point 0, codes "
+                    f"0; got scale {scales[c, b]:g}, zero point {zero_points[c, b]:g}")
+    return TestResult(name, True, f"{int(real.sum())} blocks: scales, zero points and {int(used.sum()) * n} codes "
+                                  "equal onnxruntime's" + (f"; {int((~real).sum())} blocks of zeros dequantize to 0"
+                                                          if (~real).any() else ""))
+
+
+def _int4_structure(outputs, cases) -> TestResult:
+    for i, (got, (w, block_size)) in enumerate(zip(outputs, cases)):
+        problem = _int4_shape_problem(got, w, block_size)
+        if problem:
+            return TestResult(INT4_SHAPES, False, f"case {i}: {problem}")
+        for label, a, kinds, fix in (("q", got[0], "iu", ".astype(np.uint8)"),
+                                     ("scales", got[1], "f", ".astype(np.float32)"),
+                                     ("zero_points", got[2], "iu", ".astype(np.uint8)")):
+            if a.dtype.kind not in kinds:
+                return TestResult(INT4_SHAPES, False, f"case {i}: {label} has dtype {a.dtype}; MatMulNBits wants "
+                                                      f"{'integers' if kinds == 'iu' else 'floats'} ({fix})")
+    return TestResult(INT4_SHAPES, True, "q (N, n_blocks, block_size), scales and zero points (N, n_blocks)")
+
+
+def _int4_run(got, w, block_size: int, seed: int) -> TestResult:
+    from labkit.exercises.l06 import matmul_nbits_model
+
+    problem = _int4_shape_problem(got, w, block_size)
+    if problem:
+        return TestResult(INT4_RUN, False, problem)
+    x = np.random.default_rng(seed + 605).normal(size=(5, w.shape[0])).astype(np.float32)
+    try:
+        model = matmul_nbits_model(*got, k=w.shape[0])
+    except ValueError as e:
+        return TestResult(INT4_RUN, False, f"your arrays do not fit in a MatMulNBits node: {error_line(e)}")
+    try:
+        got_y = ort_session(model).run(None, {"x": x})[0]
+    except Exception as e:
+        return TestResult(INT4_RUN, False, f"ONNX Runtime could not run your MatMulNBits node: {error_line(e)}")
+    want_y = ort_session(ort_int4_blocks(w, block_size)[3]).run(None, {"x": x})[0]
+    t = expect_close(INT4_RUN, got_y, want_y, rtol=1e-5, atol=1e-6)
+    t.message = (f"y = x @ W for {len(x)} inputs x equals the output of ORT's quantized model" if t.passed else
+                 f"the output y = x @ W of your MatMulNBits node differs from ORT's quantized model: {t.message}")
+    return t
+
+
+@judge("06.int4_blocks", cases=_int4_cases, tests=INT4_TESTS, behaviour=(*INT4_CASES, INT4_RUN))
+def _int4_blocks(outputs, seed):
+    cases = _int4_cases(seed)
+    yield _int4_structure(outputs, cases)
+    for name, (w, block_size), got in zip(INT4_CASES, cases, outputs):
+        yield _int4_compare(name, got, w, block_size)
+    w, block_size = cases[INT4_RUN_CASE]
+    got = outputs[INT4_RUN_CASE] if isinstance(outputs, list) and len(outputs) == len(cases) else None
+    yield _int4_run(got, w, block_size, seed)
 
 
 # ---------------------------------------------------------------- 06.quiz

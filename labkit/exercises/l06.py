@@ -4,6 +4,8 @@ The judges, references, test inputs and quiz keys are in `labkit_judges/l06.py`,
 kernel cannot import (docs/authoring.md)."""
 from __future__ import annotations
 
+import numpy as np
+
 from ..checks.registry import Question, declare, quiz
 
 declare("06.quantize", title="quantize(x, scale, zero_point, qmin, qmax)", points=3, kind="function",
@@ -17,6 +19,9 @@ declare("06.choose_qparams", title="choose_qparams(x, qmin, qmax, symmetric)", p
 
 declare("06.calibration", title="A calibration reader for static quantization", points=4, kind="function",
         hint="Read the input name from the model (onnx.load(model_path).graph.input[0].name). DigitsReader(images, input_name).get_next() returns {input_name: the next float32 batch of the images you were given}, then None. quantize_static(model_path, out_path, reader, quant_format=QuantFormat.QDQ, per_channel=True), then return onnx.load(out_path).")
+
+declare("06.int4_blocks", title="Block-wise int4 weights, as MatMulNBits stores them", points=3, kind="function",
+        hint="n_blocks = ceil(K / block_size). Pad w with zero rows to n_blocks * block_size, reshape to (n_blocks, block_size, N) and transpose(2, 0, 1) to (N, n_blocks, block_size): a transpose, not a reshape. Per block (axis=2): rmin = min(block.min(), 0), rmax = max(block.max(), 0), scale = (rmax - rmin) / 15, zero_point = np.round(-rmin / scale), q = np.clip(np.round(w / scale + zero_point), 0, 15). A block of zeros has scale 0: divide by 1 there instead, which gives zero point 0 and codes 0. Return q and zero_points as np.uint8, scales as np.float32.")
 
 quiz("06.quiz", title="Choosing a quantization method", points=4, questions=[
     Question("q1", "Model A is a text model made mostly of large MatMul layers (tens of MB of weights), run one sentence at a time on a server CPU, and you have no representative input data at hand. Which method do you try first?",
@@ -32,3 +37,58 @@ quiz("06.quiz", title="Choosing a quantization method", points=4, questions=[
     Question("q6", "The static int8 model will run through NNAPI on Android. Which activation type do you pass to quantize_static?",
              {"a": "The default QInt8: NNAPI takes int8 everywhere", "b": "QInt4, the smallest", "c": "QUInt8: NNAPI's quantized operators take uint8 activations"}),
 ])
+
+
+# ---------------------------------------------------------------- lesson material (handed to the learner)
+
+
+def matmul_nbits_model(q, scales, zero_points, k: int):
+    """A model `y = x @ W` made of one com.microsoft MatMulNBits node, its weight given as 4-bit blocks.
+
+    `q` (N, n_blocks, block_size) holds the codes 0..15 of each block of W's column n along K, `scales` and
+    `zero_points` (N, n_blocks) one value per block; `k` is K, the rows of W (the codes of the padding past
+    row K are never read). The node stores them as ONNX Runtime's MatMulNBitsQuantizer does: two codes per
+    byte (the first in the low 4 bits), B of shape (N, n_blocks, block_size / 2), scales as float32, zero
+    points packed two per byte too. Input `x` [batch, k], output `y` [batch, N]. Raises ValueError, saying
+    why, for arrays that do not fit."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    q, scales, zero_points = (np.asarray(a) for a in (q, scales, zero_points))
+    if q.ndim != 3:
+        raise ValueError(f"q must have 3 dimensions (N, n_blocks, block_size), got shape {q.shape}")
+    n, n_blocks, block_size = q.shape
+    if block_size < 16 or block_size & (block_size - 1):
+        raise ValueError(f"MatMulNBits needs a block size that is a power of 2, at least 16, got {block_size}")
+    if not (n_blocks - 1) * block_size < int(k) <= n_blocks * block_size:
+        raise ValueError(f"{n_blocks} blocks of {block_size} rows do not hold K = {k} rows: "
+                         f"n_blocks must be ceil(K / block_size) = {-(-int(k) // block_size)}")
+    for name, a in (("scales", scales), ("zero_points", zero_points)):
+        if a.shape != (n, n_blocks):
+            raise ValueError(f"{name} must have shape (N, n_blocks) = {(n, n_blocks)}, got {a.shape}")
+    used = np.arange(n_blocks * block_size).reshape(n_blocks, block_size) < int(k)
+    for name, a in (("q", q[:, used]), ("zero_points", zero_points)):
+        if a.dtype.kind not in "iuf":
+            raise ValueError(f"{name} must hold 4-bit codes, integers 0..15 (got dtype {a.dtype})")
+        if not np.all(np.isfinite(a)):
+            raise ValueError(f"{name} must hold 4-bit codes, integers 0..15 (found nan or inf)")
+        if np.any((a < 0) | (a > 15) | (a != np.round(a))):
+            raise ValueError(f"{name} must hold 4-bit codes, integers 0..15 (found values from "
+                             f"{a.min():g} to {a.max():g})")
+    if not np.all(np.isfinite(scales)):
+        raise ValueError("scales must be finite numbers (a block of zeros has scale 0, not nan)")
+    codes = np.where(used, q, 0).astype(np.uint8)
+    packed = codes[..., 0::2] | (codes[..., 1::2] << 4)
+    zp = zero_points.astype(np.uint8)
+    if n_blocks % 2:
+        zp = np.concatenate([zp, np.zeros((n, 1), np.uint8)], axis=1)
+    zp_packed = zp[:, 0::2] | (zp[:, 1::2] << 4)
+    node = helper.make_node("MatMulNBits", ["x", "B", "scales", "zero_points"], ["y"], domain="com.microsoft",
+                            K=int(k), N=n, bits=4, block_size=block_size)
+    graph = helper.make_graph(
+        [node], "int4_matmul", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", int(k)])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", n])],
+        [numpy_helper.from_array(packed.astype(np.uint8), "B"),
+         numpy_helper.from_array(scales.astype(np.float32), "scales"),
+         numpy_helper.from_array(zp_packed.astype(np.uint8), "zero_points")])
+    return helper.make_model(graph, ir_version=10, opset_imports=[helper.make_opsetid("", 21),
+                                                                  helper.make_opsetid("com.microsoft", 1)])

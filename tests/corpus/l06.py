@@ -210,3 +210,99 @@ CORPUS = {
         Wrong("returns a path, not the model", answer=_wrong_path_returned),
     ],
 }
+
+
+# ---------------------------------------------------------------- 06.int4_blocks
+
+
+def _int4_loops(w, block_size):
+    """Right: column by column, block by block, Python floats and halves rounded up like C's roundf."""
+    import math
+
+    k, n = w.shape
+    n_blocks = math.ceil(k / block_size)
+    q = np.zeros((n, n_blocks, block_size), np.uint8)
+    scales = np.zeros((n, n_blocks), np.float32)
+    zps = np.zeros((n, n_blocks), np.uint8)
+    for c in range(n):
+        for b in range(n_blocks):
+            block = [float(v) for v in w[b * block_size:(b + 1) * block_size, c]]
+            lo, hi = min(min(block), 0.0), max(max(block), 0.0)
+            s = (hi - lo) / 15
+            if s == 0:
+                continue
+            z = min(15, max(0, math.floor(-lo / s + 0.5)))
+            scales[c, b], zps[c, b] = s, z
+            for i, v in enumerate(block):
+                q[c, b, i] = min(15, max(0, math.floor(v / s + z + 0.5)))
+    return q, scales, zps
+
+
+def _int4_pad_float64(w, block_size):
+    """Right: np.pad, float64 arithmetic, np.divide(where=...), int64 codes."""
+    k, n = w.shape
+    pad = -k % block_size
+    blocks = np.pad(w.astype(np.float64).T, ((0, 0), (0, pad))).reshape(n, -1, block_size)
+    rmin = np.minimum(blocks.min(axis=-1), 0.0)
+    rmax = np.maximum(blocks.max(axis=-1), 0.0)
+    scale = (rmax - rmin) / 15.0
+    inv = np.divide(1.0, scale, out=np.zeros_like(scale), where=scale > 0)
+    zp = np.rint(-rmin * inv).astype(np.int64)
+    q = np.clip(np.rint(blocks * inv[..., None]) + zp[..., None], 0, 15).astype(np.int64)
+    return q, scale, zp
+
+
+def _int4(symmetric=False, no_zp=False, trunc=False, no_zero=False, floor_blocks=False, signed=False,
+          scrambled=False, per_column=False, levels=15, float_codes=False, scales_t=False):
+    """The reference with one mistake switched on."""
+    def int4_blocks(w, block_size):
+        k, n = w.shape
+        nb = k // block_size if floor_blocks else -(-k // block_size)
+        padded = np.zeros((nb * block_size, n), np.float32)
+        rows = min(k, nb * block_size)
+        padded[:rows] = w[:rows]
+        if scrambled:
+            blocks = padded.reshape(n, nb, block_size)
+        else:
+            blocks = padded.reshape(nb, block_size, n).transpose(2, 0, 1)
+        if per_column:
+            lo = np.repeat(blocks.min(axis=(1, 2))[:, None], nb, axis=1)
+            hi = np.repeat(blocks.max(axis=(1, 2))[:, None], nb, axis=1)
+        else:
+            lo, hi = blocks.min(axis=2), blocks.max(axis=2)
+        if not no_zero:
+            lo, hi = np.minimum(lo, 0), np.maximum(hi, 0)
+        qmin, qmax = (-8, 7) if signed else (0, 15)
+        if symmetric:
+            m = np.maximum(np.abs(lo), np.abs(hi))
+            scales = (m / 7).astype(np.float32)
+            zp = np.full(scales.shape, 8.0)
+        else:
+            scales = ((hi - lo) / levels).astype(np.float32)
+        safe = np.where(scales > 0, scales, 1)
+        rnd = np.trunc if trunc else np.round
+        if not symmetric:
+            zp = np.clip(rnd(qmin - lo / safe), qmin, qmax)
+        q = np.clip(rnd(blocks / safe[..., None] + (0 if no_zp else zp[..., None])), qmin, qmax)
+        if float_codes:
+            return q, scales, zp
+        dt = np.int8 if signed else np.uint8
+        return q.astype(dt), (scales.T if scales_t else scales), zp.astype(dt)
+    return int4_blocks
+
+
+CORPUS["06.int4_blocks"] = [
+    Right("loops, Python floats, halves rounded up", answer=_int4_loops),
+    Right("np.pad, float64, np.rint, int64 arrays", answer=_int4_pad_float64),
+    Wrong("symmetric: scale max|w| / 7, zero point 8", answer=_int4(symmetric=True)),
+    Wrong("zero point not added to the codes", answer=_int4(no_zp=True)),
+    Wrong("astype truncates instead of rounding", answer=_int4(trunc=True)),
+    Wrong("block range without 0", answer=_int4(no_zero=True)),
+    Wrong("K // block_size blocks: last block dropped", answer=_int4(floor_blocks=True)),
+    Wrong("signed codes -8..7", answer=_int4(signed=True)),
+    Wrong("reshape to (N, n_blocks, block_size) instead of a transpose", answer=_int4(scrambled=True)),
+    Wrong("one scale per column, no blocks", answer=_int4(per_column=True)),
+    Wrong("16 levels: range / 16", answer=_int4(levels=16)),
+    Wrong("scales as (n_blocks, N)", answer=_int4(scales_t=True)),
+    Wrong("float codes and zero points (no astype)", answer=_int4(float_codes=True), outputs_wrong=False),
+]
