@@ -1,5 +1,6 @@
 """Lesson 03 exercises, judge side (references, test inputs, quiz keys): export the course CNN with a
-dynamic batch, decide whether an export is faithful, bake the preprocessing into the model, and a quiz.
+dynamic batch, decide whether an export is faithful, bake the preprocessing into the model, translate a
+custom operator to standard ONNX, and a quiz.
 
 The ONNX answers are judged by behaviour against the course model itself: the judge rebuilds the
 shipped, hash-verified weights (`labkit.models`) as a hand-written ONNX graph (no torch, no learner
@@ -8,6 +9,11 @@ digits picked by the seed. The learner's file runs with ONNX Runtime's graph opt
 what runs is what the file says: a training-mode Dropout, which the default optimizations would
 delete, really drops. An untrained CNN, a CNN the learner trained, a Softmax at the end, pixels
 divided by 255 all give other logits and fail the behaviour tests (at most half the points).
+
+`03.custom_op` is a function: the learner's kernel exports the notebook's model (torch runs there) at a
+threshold the seed picks, never the notebook's 0.5. The judge only loads the bytes: every node must be
+a standard ONNX operator, and ONNX Runtime must give the numpy definition on inputs the learner never
+saw (negatives, zeros, exactly ±threshold, batch sizes 1 and 37).
 """
 from __future__ import annotations
 
@@ -17,8 +23,10 @@ from functools import lru_cache
 
 import numpy as np
 
-from labkit.checks import TestResult, expect_close, expect_equal, judge, load_onnx, ort_session, quiz_key
-from labkit.plain import Make, Raised
+from labkit import plain
+from labkit.checks import (TestResult, error_line, expect_close, expect_equal, judge, load_onnx, ort_session,
+                          quiz_key)
+from labkit.plain import Make, OnnxBlob, Raised
 
 #: batch sizes every ONNX answer is run at
 BATCHES = (1, 7, 64)
@@ -424,6 +432,213 @@ _FAITHFUL_WHY = {
     7: "the weights are not the network's: compare outputs, not only shapes",
     8: "forward divides by 16 but the graph does not: the outputs differ even on example",
 }
+
+
+# ---------------------------------------------------------------- 03.custom_op
+
+#: the threshold of the notebook's Shrinker; the check asks for another one
+NOTEBOOK_THRESHOLD = 0.5
+#: thresholds the check picks from: exact in float32 (so inputs can sit exactly at ±threshold), never the notebook's
+THRESHOLDS = tuple(k / 8 for k in range(2, 17) if k != 4)
+#: a trailing dimension the model leaves symbolic gets this size
+WIDTH = 8
+#: the most values per row the judge feeds (the example's rows hold 7)
+MAX_ROW = 4096
+#: batch sizes of the "any batch size" test (the notebook's example has 2 rows)
+CUSTOM_BATCHES = (1, 37)
+
+CUSTOM_TESTS = ("only standard ONNX operators", "float32 in and out", "symbolic batch",
+                "random inputs", "zeros and inputs at ±threshold", "any batch size")
+CUSTOM_BEHAVIOUR = CUSTOM_TESTS[3:]
+
+
+def soft_threshold(x: np.ndarray, threshold: float) -> np.ndarray:
+    """The operator's definition: `threshold` closer to 0, and 0 within ±threshold (float32)."""
+    x = np.asarray(x, np.float32)
+    t = np.float32(threshold)
+    return np.where(x > t, x - t, np.where(x < -t, x + t, np.float32(0))).astype(np.float32)
+
+
+def custom_op_cases(seed: int) -> list[tuple]:
+    """The argument `export_soft_threshold` is called with: one threshold, never the notebook's."""
+    rng = np.random.default_rng(seed + 314)
+    return [(float(rng.choice(THRESHOLDS)),)]
+
+
+def _custom_inputs(seed: int, threshold: float, shape: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """Unseen inputs of `shape`: random values on both sides of ±threshold; and the edge values
+    (zeros, exactly ±threshold, just inside and outside, large and tiny values) tiled over `shape`."""
+    rng = np.random.default_rng(seed + 315)
+    t = np.float32(threshold)
+    x = (rng.normal(size=shape) * 2 * t).astype(np.float32)
+    up, down = np.nextafter(t, np.float32(np.inf)), np.nextafter(t, np.float32(0))
+    edges = np.array([0, -0.0, t, -t, up, -up, down, -down, 2 * t, -2 * t, 1e4, -1e4, 1e-30, -1e-30, t / 2, -t / 2],
+                     np.float32)
+    edge = np.resize(rng.permutation(edges), shape).astype(np.float32)
+    return x, edge
+
+
+def _non_standard_nodes(model) -> list[str]:
+    """Nodes, in the graph and its subgraphs, that are not operators of the standard ONNX domain."""
+    import onnx
+
+    version = max((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), default=0)
+    bad = []
+
+    def walk(graph):
+        for n in graph.node:
+            name = f"{n.op_type} ({n.domain})" if n.domain not in ("", "ai.onnx") else n.op_type
+            if n.domain not in ("", "ai.onnx"):
+                bad.append(f"{name}: domain '{n.domain}' is not standard ONNX")
+            elif not version or not onnx.defs.has(n.op_type, max_inclusive_version=version, domain=""):
+                bad.append(f"{name}: no such operator in the ONNX domain (opset {version})")
+            for a in n.attribute:
+                if a.type == onnx.AttributeProto.GRAPH:
+                    walk(a.g)
+                for g in a.graphs:
+                    walk(g)
+
+    walk(model.graph)
+    return bad
+
+
+def _elem_name(value_info) -> str:
+    import onnx
+
+    try:
+        return onnx.helper.tensor_dtype_to_np_dtype(value_info.type.tensor_type.elem_type).name
+    except Exception:
+        return "of an unknown type"
+
+
+def _feed_shape(dims: list, n: int) -> tuple[int, ...]:
+    """The shape to feed at batch size n: fixed dimensions as they are, symbolic ones WIDTH."""
+    return (n, *(d if isinstance(d, int) and d > 0 else WIDTH for d in dims[1:]))
+
+
+def _why_not_soft_threshold(x: np.ndarray, got: np.ndarray, threshold: float) -> str:
+    """Where the outputs differ from the definition, and the usual reason."""
+    want = soft_threshold(x, threshold)
+    if got.shape != want.shape:
+        return f"expected an output of shape {want.shape} (the input's), got {got.shape}"
+    nan = np.isnan(got)
+    if nan.any():
+        where = "at x = 0: x / |x| is 0/0 there (op.Sign(x) is 0 at 0)" if np.all(x[nan] == 0) else \
+            f"at x = {float(x[nan][0]):.6g}"
+        return f"NaN in the output {where}"
+    off = ~np.isclose(got, want, rtol=1e-5, atol=1e-6)
+    i = tuple(int(v) for v in np.argwhere(off)[0])
+    first = (f"for x = {float(x[i]):.6g} expected {float(want[i]):.6g}, got {float(got[i]):.6g} "
+             f"({int(off.sum())} of {got.size} values off)")
+    notebook = soft_threshold(x, NOTEBOOK_THRESHOLD)
+    if threshold != NOTEBOOK_THRESHOLD and np.allclose(got, notebook, rtol=1e-5, atol=1e-6):
+        return (f"{first}: this is soft_threshold with the notebook's threshold {NOTEBOOK_THRESHOLD}, not "
+                f"{threshold:g}; build Shrinker(threshold) from the function's argument and use `threshold` in the "
+                "translation (no constant)")
+    pos, neg = x > 0, x < 0
+    if not off[pos].any() and off[neg].any():
+        if np.allclose(got[neg], 0):
+            return f"{first}: right for positive inputs, but every negative input gives 0 (max(x - threshold, 0) " \
+                   "forgets the negative side; soft_threshold(-x) = -soft_threshold(x))"
+        if np.allclose(got[neg], -want[neg], rtol=1e-5, atol=1e-6):
+            return f"{first}: right for positive inputs, wrong sign for negative ones (multiply by sign(x))"
+        return f"{first}: right for positive inputs, wrong for negative ones"
+    return first
+
+
+def _compare(name: str, x: np.ndarray, got, threshold: float, what: str) -> TestResult:
+    got = np.asarray(got)
+    if got.dtype.kind != "f":
+        return TestResult(name, False, f"the output is {got.dtype}, expected float32 numbers")
+    got32 = got.astype(np.float32)
+    want = soft_threshold(x, threshold)
+    if got32.shape == want.shape and not np.isnan(got32).any() and np.allclose(got32, want, rtol=1e-5, atol=1e-6):
+        return TestResult(name, True, f"soft_threshold(x, {threshold:g}) on {what}")
+    return TestResult(name, False, f"threshold {threshold:g}, {what}: {_why_not_soft_threshold(x, got32, threshold)}")
+
+
+def _custom_answer_problem(got) -> str:
+    """Why the learner's function did not give a model, with the usual fix."""
+    if isinstance(got, Raised):
+        fix = " — return program.model_proto (an onnx.ModelProto)" if "ONNXProgram" in got.message else ""
+        return f"export_soft_threshold {got.message}{fix}"
+    if isinstance(got, str):
+        return ("export_soft_threshold returned a string: return the onnx.ModelProto (program.model_proto), so that "
+                "the check gets the model itself")
+    if got is None:
+        return "export_soft_threshold returned None: return program.model_proto"
+    return f"expected an onnx.ModelProto from export_soft_threshold, got {plain.describe(got)}"
+
+
+@judge("03.custom_op", cases=custom_op_cases, tests=CUSTOM_TESTS, behaviour=CUSTOM_BEHAVIOUR)
+def _custom_op(outputs, seed):
+    import onnx
+
+    (threshold,), = custom_op_cases(seed)
+    got = outputs[0] if isinstance(outputs, list) and len(outputs) == 1 else outputs
+    model, why = load_onnx(got) if isinstance(got, OnnxBlob) else (None, _custom_answer_problem(got))
+    if model is None:
+        yield TestResult(CUSTOM_TESTS[0], False, why)
+        return
+    bad = _non_standard_nodes(model)
+    more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
+    yield TestResult(CUSTOM_TESTS[0], not bad,
+                     f"{len(model.graph.node)} nodes, all standard ONNX operators" if not bad else
+                     f"{bad[0]}{more}: a runtime cannot run it without your own kernel; translate the operator to "
+                     "standard ONNX operators (Fix 1)")
+    inputs, outs = _real_inputs(model), list(model.graph.output)
+    if len(inputs) != 1 or len(outs) != 1:
+        yield TestResult(CUSTOM_TESTS[1], False, f"expected one input and one output, found inputs "
+                                                 f"{[i.name for i in inputs]} and outputs {[o.name for o in outs]}")
+        return
+    inp = inputs[0]
+    types = [_elem_name(v) for v in (inp, outs[0])]
+    in_ok = types[0] == "float32"
+    yield TestResult(CUSTOM_TESTS[1], types == ["float32", "float32"],
+                     "float32 input and output" if types == ["float32", "float32"] else
+                     f"input {types[0]}, output {types[1]}; expected float32 both: export with the float32 example "
+                     "xs, and let the translation keep x's type (no Cast)")
+    dims = _dims(inp)
+    batch = dims[0] if dims else None
+    sym = len(dims) >= 1 and isinstance(batch, str) and bool(batch)
+    yield TestResult(CUSTOM_TESTS[2], sym, f"input shape {dims}" if sym else
+                     f"expected a named (symbolic) first dimension, got the input shape {dims}"
+                     + (" — export with dynamic_shapes={'x': {0: 'batch'}}" if isinstance(batch, int) else ""))
+    if not in_ok or not dims:
+        return
+    try:
+        sess = ort_session(model, optimize=False)
+    except Exception as e:
+        yield TestResult(CUSTOM_TESTS[3], False, f"ONNX Runtime cannot load the model: {error_line(e)}")
+        return
+    row = int(np.prod(_feed_shape(dims, 1)))
+    if row > MAX_ROW:
+        yield TestResult(CUSTOM_TESTS[3], False, f"the input shape {dims} holds {row} values per row; export with "
+                                                 "the example xs (rows of 7 values)")
+        return
+    n = batch if isinstance(batch, int) and batch > 0 else 16
+    x, edge = _custom_inputs(seed, threshold, _feed_shape(dims, n))
+    for name, data, what in ((CUSTOM_TESTS[3], x, "random inputs"),
+                             (CUSTOM_TESTS[4], edge, "zeros, ±threshold and values next to it")):
+        try:
+            out = sess.run(None, {inp.name: data})[0]
+        except Exception as e:
+            yield TestResult(name, False, f"ONNX Runtime failed on {what}: {error_line(e)}")
+            continue
+        yield _compare(name, data, out, threshold, what)
+    for n in CUSTOM_BATCHES:
+        xb, _ = _custom_inputs(seed + n, threshold, _feed_shape(dims, n))
+        try:
+            out = sess.run(None, {inp.name: xb})[0]
+        except Exception as e:
+            fixed = f" (the graph fixes the batch at {batch})" if isinstance(batch, int) else ""
+            yield TestResult(CUSTOM_TESTS[5], False, f"ONNX Runtime failed at batch size {n}{fixed}: {error_line(e)}")
+            return
+        t = _compare(CUSTOM_TESTS[5], xb, out, threshold, f"batch size {n}")
+        if not t.passed:
+            yield t
+            return
+    yield TestResult(CUSTOM_TESTS[5], True, f"right at batch sizes {CUSTOM_BATCHES[0]} and {CUSTOM_BATCHES[1]}")
 
 
 # ---------------------------------------------------------------- 03.quiz

@@ -177,6 +177,127 @@ def test_faithful_accepts_numpy_bools_and_0_1():
     assert evaluate(get("03.faithful"), lambda *a: int(reference(*a))).status == "passed"
 
 
+# ---------------------------------------------------------------- 03.custom_op
+
+def test_custom_op_thresholds_are_unseen_and_exact():
+    """The check never asks for the notebook's threshold, and ±threshold is exact in float32 (an edge input)."""
+    seen = {l03.custom_op_cases(seed)[0][0] for seed in range(200)}
+    assert l03.NOTEBOOK_THRESHOLD not in seen and len(seen) > 5
+    assert all(float(np.float32(t)) == t and t > 0 for t in seen)
+
+
+def test_custom_op_definition_is_the_notebooks():
+    """The judge's numpy soft_threshold computes what the notebook's torch operator computes, edges included."""
+    import torch
+
+    Shrinker = corpus03._register_soft_threshold()
+    for t in (0.25, 1.125):
+        x, edge = l03._custom_inputs(3, t, (16, 7))
+        for v in (x, edge):
+            np.testing.assert_array_equal(l03.soft_threshold(v, t), Shrinker(t)(torch.from_numpy(v)).numpy())
+    _, edge = l03._custom_inputs(3, 1.125, (16, 7))
+    assert {0.0, 1.125, -1.125} <= set(edge.ravel().tolist())
+
+
+def _model(body, **kw):
+    return lambda t: corpus03._soft_threshold_model(body, t, **kw)
+
+
+@pytest.mark.parametrize("answer, test, message", [
+    (corpus03._with_custom_node("com.example.lab"), "only standard ONNX operators",
+     "domain 'com.example.lab' is not standard ONNX"),
+    (corpus03._with_custom_node(""), "only standard ONNX operators", "no such operator in the ONNX domain"),
+    (_model(corpus03._relu_shift), "random inputs", "every negative input gives 0"),
+    (_model(corpus03._no_sign), "random inputs", "wrong sign for negative ones"),
+    (_model(corpus03._divide_for_sign), "zeros and inputs at ±threshold", "x / |x| is 0/0 there"),
+    (lambda t: corpus03._soft_threshold_model(corpus03._sign_relu, 0.5), "random inputs",
+     "the notebook's threshold 0.5"),
+    (_model(corpus03._sign_relu, batch=2), "symbolic batch", "export with dynamic_shapes"),
+    (_model(corpus03._sign_relu, batch=2), "any batch size", "the graph fixes the batch at 2"),
+    (_model(corpus03._sign_relu, elem=onnx.TensorProto.DOUBLE), "float32 in and out", "input float64, output float64"),
+    (_model(corpus03._sign_relu, out_elem=onnx.TensorProto.DOUBLE), "float32 in and out", "no Cast"),
+    (_model(corpus03._sign_relu, width=100_000), "random inputs", "100000 values per row"),
+    (lambda t: "artifacts/shrinker.onnx", "only standard ONNX operators", "returned a string"),
+    (lambda t: None, "only standard ONNX operators", "returned None: return program.model_proto"),
+])
+def test_custom_op_says_what_is_wrong(answer, test, message):
+    r = evaluate(get("03.custom_op"), answer)
+    assert r.status == "failed" and r.points < r.max_points
+    assert message in failing(r)[test], failing(r)
+
+
+def test_custom_op_onnx_program_is_told_to_return_the_proto():
+    class ONNXProgram:  # what torch.onnx.export returns: not plain data
+        pass
+
+    r = evaluate(get("03.custom_op"), lambda t: ONNXProgram())
+    assert r.points == 0 and "return program.model_proto" in failing(r)["only standard ONNX operators"]
+
+
+def test_custom_op_custom_node_in_a_subgraph_is_found():
+    """An If whose branch holds a custom-domain node: not standard, even though the top graph looks standard."""
+    from onnx import TensorProto
+
+    def branch(name, node):
+        out = helper.make_tensor_value_info(node.output[0], TensorProto.FLOAT, None)
+        return helper.make_graph([node], name, [], [out])
+
+    def export(t):
+        m = corpus03._soft_threshold_model(corpus03._sign_relu, t)
+        inside = branch("then", helper.make_node("SoftThreshold", ["x"], ["a"], domain="com.example.lab"))
+        plain_ = branch("else", helper.make_node("Identity", ["x"], ["b"]))
+        m.graph.initializer.append(onnx.numpy_helper.from_array(np.array(True), "yes"))
+        m.graph.node.insert(0, helper.make_node("If", ["yes"], ["unused"], then_branch=inside, else_branch=plain_))
+        m.opset_import.append(helper.make_opsetid("com.example.lab", 1))
+        return m
+
+    r = evaluate(get("03.custom_op"), export)
+    assert "SoftThreshold (com.example.lab)" in failing(r)["only standard ONNX operators"]
+
+
+def _stub_export(threshold):
+    raise NotImplementedError
+
+
+def _raises_export(threshold):
+    raise RuntimeError("ConversionError: Error when translating node %soft_threshold")
+
+
+@pytest.mark.parametrize("hostile, status", [
+    (None, "not_attempted"), (_stub_export, "not_attempted"), (42, "error"), (_raises_export, "failed"),
+    (lambda t: float("nan"), "failed"), (lambda t: np.full((2, 7), np.nan, np.float32), "failed"),
+    (lambda t: onnx.ModelProto(), "failed"), (lambda t: b"not a model", "failed"), (lambda t: [None], "failed"),
+    (lambda t: {"model": "x"}, "failed"),
+])
+def test_custom_op_hostile_answers_give_a_result(hostile, status):
+    r = evaluate(get("03.custom_op"), hostile)
+    assert r.status == status and r.points == 0, r
+
+
+def test_custom_op_nan_model_fails():
+    def export(t):
+        m = corpus03._soft_threshold_model(corpus03._sign_relu, t)
+        m.graph.initializer[0].CopyFrom(onnx.numpy_helper.from_array(np.array(np.nan, np.float32), "t"))
+        return m
+
+    r = evaluate(get("03.custom_op"), export)
+    assert r.points <= r.max_points / 2 and "NaN in the output" in failing(r)["random inputs"]
+
+
+def test_custom_op_judge_needs_no_torch(tmp_path):
+    """The verdict process loads the ONNX bytes and runs them in ONNX Runtime: torch is never imported."""
+    import subprocess
+    import sys
+
+    (t,), = l03.custom_op_cases(7)
+    onnx.save(corpus03._soft_threshold_model(corpus03._sign_relu, t), tmp_path / "m.onnx")
+    code = ("import sys; from labkit.checks import get, run_judge; from labkit.plain import OnnxBlob; "
+            f"r = run_judge(get('03.custom_op'), [OnnxBlob(open({str(tmp_path / 'm.onnx')!r}, 'rb').read())], 7); "
+            "print(r.status, 'torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.split() == ["passed", "False"], out.stderr[-2000:]
+
+
 # ---------------------------------------------------------------- 03.quiz
 
 GOOD = {"q1": "a", "q2": "c", "q3": "b", "q4": "a", "q5": "c", "q6": "b"}
@@ -204,8 +325,9 @@ def test_quiz_explanations_say_why_the_distractors_are_wrong():
 
 def test_answers_survive_the_grader_round_trip(tmp_path):
     reference = corpus03.CORPUS_FAITHFUL[0].answer
+    shrink = corpus03.CORPUS_CUSTOM[0].answer
     answers = {"03.dynamic_batch": corpus03.legacy(), "03.raw_input": corpus03.legacy_raw("/16"),
-               "03.faithful": reference, "03.quiz": GOOD}
+               "03.faithful": reference, "03.custom_op": shrink, "03.quiz": GOOD}
     for id, answer in answers.items():
         ex = get(id)
         cases = None

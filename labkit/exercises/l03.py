@@ -24,6 +24,12 @@ declare("03.raw_input", title="Bake the preprocessing into the model", points=4,
         hint="Wrap the CNN in a module whose forward does net(pixels.to(torch.float32) / 16), export the wrapper with "
              "a uint8 example such as torch.from_numpy(raw.x_test[:4]) and a dynamic batch.")
 
+declare("03.custom_op", title="Translate a custom operator to standard ONNX", points=4, kind="function",
+        hint="sign(x) * max(|x| - threshold, 0) with ONNX operators: op.Sign, op.Abs, op.Sub, op.Relu, op.Mul "
+             "(or op.Where for the three cases). Export Shrinker(threshold), the argument and not 0.5, with "
+             "custom_translation_table={torch.ops.lab.soft_threshold.default: soft_threshold_onnx} and "
+             "dynamic_shapes={'x': {0: 'batch'}}, and return program.model_proto.")
+
 quiz("03.quiz", title="Exports that lie, and how to catch them", points=4, questions=[
     Question("q1", "forward() contains `if x.shape[0] > 4:`. You export with dynamo=True, an example batch of 8 and "
                    "dynamic_shapes={'x': {0: 'batch'}}. No error, no warning. What is in the file?",
