@@ -224,7 +224,8 @@ def _npy(arr: np.ndarray) -> bytes:
 
 
 def load_inputs(folder: str | os.PathLike) -> list[tuple]:
-    """Read what `save_inputs` wrote; `File`s become paths inside `folder`, `Make`s stay to be built."""
+    """Read what `save_inputs` wrote; `File`s and `Make`s come back as such, for `materialize` to write
+    or build per call (the folder itself may be read-only, as in the grader's sandbox)."""
     folder = Path(folder).resolve()
 
     def inside(name: Any, sub: str = "") -> Path:
@@ -250,8 +251,9 @@ def load_inputs(folder: str | os.PathLike) -> list[tuple]:
             import onnx
 
             return onnx.load_from_string(inside(value).read_bytes())
-        if key == "__file__":
-            return str(inside(value, "files"))
+        if key == "__file__":  # a File again: each call writes it to a fresh, writable folder
+            path = inside(value, "files")
+            return File(path.name, path.read_bytes())
         if key == "__make__":
             return Make(str(value), tuple(dec(a) for a in x["args"]))
         if key == "__tuple__":

@@ -1,4 +1,6 @@
 """Lesson 06: the quantization functions, the calibration exercise (a real int8 model) and the quiz."""
+from pathlib import Path
+
 import numpy as np
 import onnx
 import pytest
@@ -173,6 +175,24 @@ def test_calibration_reference_passes():
     for seed in (0, 7):
         r = evaluate(get("06.calibration"), _calib(), seed=seed)
         assert r.status == "passed" and r.points == 4, r
+
+
+def test_calibration_never_writes_into_the_grader_inputs(tmp_path):
+    """In the grader the inputs folder is read-only, and quantize_static writes `<model>-inferred.onnx`
+    beside the model it is given: each call must get its model file in a fresh, writable folder."""
+    ex = get("06.calibration")
+    plain.save_inputs(ex.cases(3), tmp_path / "inputs")
+    cases = plain.load_inputs(tmp_path / "inputs")
+    given, answer = [], _calib()
+
+    def recording(model_path, images):
+        given.append(Path(model_path).resolve())
+        return answer(model_path, images)
+
+    plain.save(collect(ex, recording, 3, cases=cases), tmp_path / "answer")
+    assert judge_saved(ex, tmp_path / "answer", 3).status == "passed"
+    assert len(given) == 2 and len(set(p.parent for p in given)) == 2, given  # a fresh folder per call
+    assert not any((tmp_path / "inputs") in p.parents for p in given), given
 
 
 def test_calibration_useless_data_is_named():

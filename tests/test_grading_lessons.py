@@ -1,0 +1,41 @@
+"""Every lesson through the real grader (sandbox, warm kernel server, verdict process): its solution
+gets full marks and its blank lesson zero. The in-kernel tests cannot see what only the sandbox
+changes (read-only inputs, no network, another uid, an emptied /tmp). Lessons 00 and 01 are graded,
+with hostile classes, by test_grading.py and test_grading_attacks.py."""
+from __future__ import annotations
+
+import csv
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from labkit import sandbox
+
+pytestmark = pytest.mark.grading
+
+ROOT = Path(__file__).resolve().parents[1]
+LESSONS = sorted(p.stem for p in (ROOT / "solutions").glob("0*.ipynb") if p.stem[:2] not in ("00", "01"))
+
+
+@pytest.mark.parametrize("stem", LESSONS)
+def test_solution_full_marks_blank_zero_in_the_grader(stem, tmp_path):
+    if not sandbox.bwrap_status()[0]:
+        pytest.skip("bubblewrap is not usable here: " + sandbox.bwrap_status()[1])
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    shutil.copy(ROOT / "solutions" / f"{stem}.ipynb", subs / "solution.ipynb")
+    shutil.copy(ROOT / "lessons" / f"{stem}.ipynb", subs / "blank.ipynb")
+    proc = subprocess.run([sys.executable, "-m", "labkit.cli", "grade", stem[:2], str(subs), "--out",
+                           str(tmp_path / "out"), "--jobs", "2", "--no-progress"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    with open(tmp_path / "out" / "grades.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    solution = [r for r in rows if r["student"] == "solution"]
+    blank = [r for r in rows if r["student"] == "blank"]
+    assert solution and all(r["status"] == "passed" for r in solution), \
+        [(r["exercise"], r["status"], r["message"][:300]) for r in solution if r["status"] != "passed"]
+    assert len(blank) == len(solution) and all(float(r["points"]) == 0 for r in blank), blank
