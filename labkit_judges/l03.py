@@ -223,7 +223,7 @@ def _judge_classifier(answer, seed: int, *, raw: bool):
     try:
         sess = ort_session(model, optimize=False)  # exactly what the file says: a train-mode Dropout drops
     except Exception as e:
-        yield TestResult(f"batch {BATCHES[0]}", False, f"ONNX Runtime cannot load the model: {_short(e)}")
+        yield TestResult(f"batch {BATCHES[0]}", False, f"ONNX Runtime cannot load the model: {error_line(e)}")
         return
     x_raw, y = _test_digits()
     x_all = x_raw if raw else _normalized(x_raw)

@@ -432,7 +432,7 @@ def _calibration(outputs, seed):
             got_out = sess.run(None, {sess.get_inputs()[0].name: x})[0]
         except Exception as e:
             yield TestResult(names[3], False, f"ONNX Runtime could not run it on a batch of {len(x)} digits: "
-                                              f"{' '.join(str(e).split())[:200]}")
+                                              f"{error_line(e)}")
             continue
         spread = float(np.ptp(want_out)) or 1.0
         yield expect_close(names[3], got_out, want_out, rtol=0, atol=0.02 * spread)

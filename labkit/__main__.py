@@ -1,0 +1,4 @@
+"""`python -m labkit ...` is the `labkit` command."""
+from .cli import main
+
+raise SystemExit(main())
