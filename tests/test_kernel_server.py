@@ -199,3 +199,32 @@ def test_server_without_bubblewrap_forks_kernels_and_resets(tmp_path):
     finally:
         server.stop()
     assert not server.alive()
+
+
+def test_reused_torchlib_list_changes_no_export(monkeypatch):
+    """The server's one shortcut (the exporter's torchlib list, built once) gives the same ONNX bytes."""
+    import contextlib
+    import io
+    import sys
+
+    import torch
+    import torch.onnx
+
+    from labkit.models import trained_cnn
+
+    model = trained_cnn()
+
+    def export() -> bytes:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            return torch.onnx.export(model, (torch.zeros(3, 1, 8, 8),), dynamo=True,
+                                     dynamic_shapes={"input": {0: "batch"}}).model_proto.SerializeToString()
+
+    before = export()
+    apis = {n: m for n, m in sys.modules.items() if n.startswith("onnxscript._framework_apis.torch_")}
+    for m in apis.values():
+        if hasattr(m, "get_torchlib_ops"):
+            monkeypatch.setattr(m, "get_torchlib_ops", m.get_torchlib_ops)  # restored after the test
+    forkserver._reuse_torchlib_list()
+    assert all("labkit kernel server" in (m.get_torchlib_ops.__doc__ or "")
+               for m in apis.values() if hasattr(m, "get_torchlib_ops")), "the list was not reused"
+    assert export() == before

@@ -68,6 +68,7 @@ def _warm_up() -> None:
                 with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
                     torch.onnx.export(Toy().eval(), (torch.ones(2, 3),), dynamo=True,
                                       dynamic_shapes={"x": {0: "batch"}})
+                _reuse_torchlib_list()
             except Exception:
                 pass
             finally:
@@ -78,6 +79,30 @@ def _warm_up() -> None:
     if monitor is not None:  # the exporter's progress bars started tqdm's monitor thread
         monitor.exit()
         monitor.join()
+
+
+def _reuse_torchlib_list() -> None:
+    """Every torch.onnx.export call asks onnxscript for its list of torchlib functions, and onnxscript
+    (0.7) rebuilds it each time by parsing the source of ~550 functions: about half a second per
+    export, the same list every time (it depends only on the installed onnxscript). The server
+    builds it once and its kernels reuse it. Only when two fresh builds agree; the exported models
+    are the same (tests/test_kernel_server.py)."""
+    names = [n for n in sys.modules if n.startswith("onnxscript._framework_apis.torch_")]
+    modules = [sys.modules[n] for n in names if callable(getattr(sys.modules[n], "get_torchlib_ops", None))]
+    if not modules:
+        return
+    build = modules[0].get_torchlib_ops
+    first, second = build(), build()
+    key = lambda metas: [(m.qualified_name, m.domain, m.name, m.is_complex, m.function) for m in metas]  # noqa: E731
+    if key(first) != key(second):
+        return
+
+    def get_torchlib_ops() -> list:
+        return list(first)
+
+    get_torchlib_ops.__doc__ = f"{build.__doc__ or ''} (built once by the labkit kernel server)"
+    for m in modules:
+        m.get_torchlib_ops = get_torchlib_ops
 
 
 def threads() -> int:

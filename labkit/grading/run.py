@@ -141,14 +141,8 @@ class Runner:
         kc.load_connection_file(fname)
         kc.start_channels()
         km = ForkedKernel(self.server, pid, kc)
-        ready = asyncio.ensure_future(kc.wait_for_ready(timeout=STARTUP_TIMEOUT))
         try:
-            while not ready.done():
-                await asyncio.wait([ready], timeout=0.2)
-                if not ready.done() and not self.server.kernel_alive(pid):
-                    ready.cancel()
-                    raise RuntimeError("the kernel ended while starting: " + _log_tail(conn / "kernel.log"))
-            ready.result()
+            await self._wait_ready(kc, pid, conn / "kernel.log")
         except BaseException as e:
             await self._stop(Kernel(km, kc, None, n))
             if isinstance(e, RuntimeError):
@@ -161,6 +155,37 @@ class Runner:
                                  raise_on_iopub_timeout=False, shell_timeout_interval=1)
         client.kc = kc
         return Kernel(km, kc, client, n)
+
+    async def _wait_ready(self, kc, pid: int, log: Path) -> None:
+        """Until the kernel answers kernel_info and shows it on IOPub (a kernel drops IOPub messages
+        until the worker's subscription has arrived). jupyter_client's wait_for_ready first waits for
+        heartbeats in 0.2 s steps; this asks at once and watches the forked process instead."""
+        from queue import Empty
+
+        deadline = time.monotonic() + STARTUP_TIMEOUT
+        while True:
+            msg_id = kc.kernel_info()
+            while True:
+                try:
+                    msg = await kc.shell_channel.get_msg(timeout=0.05)
+                except Empty:
+                    if not self.server.kernel_alive(pid):
+                        raise RuntimeError("the kernel ended while starting: " + _log_tail(log)) from None
+                    if time.monotonic() > deadline:
+                        raise RuntimeError(f"the kernel did not answer within {STARTUP_TIMEOUT} s") from None
+                    continue
+                if msg.get("parent_header", {}).get("msg_id") == msg_id:
+                    break
+            try:
+                await kc.iopub_channel.get_msg(timeout=0.2)
+                break
+            except Empty:
+                continue  # IOPub not connected yet: ask again
+        while True:  # drop what IOPub said while starting
+            try:
+                await kc.iopub_channel.get_msg(timeout=0.01)
+            except Empty:
+                return
 
     async def _stop(self, k: Kernel | None) -> None:
         """End a kernel and everything it started (the server itself stays)."""
