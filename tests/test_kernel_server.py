@@ -180,7 +180,7 @@ def test_server_without_bubblewrap_forks_kernels_and_resets(tmp_path):
     spec = SandboxSpec(dict(sandbox.DEFAULT_LIMITS), False,
                        tuple(map(str, [*sandbox.python_paths(), Path(labkit.__file__).parent])),
                        (str(Path(labkit_judges.__file__).parent),), str(tmp_path), str(tmp_path), None)
-    server = forkserver.KernelServer(spec, tmp_path / "slot1")
+    server = forkserver.KernelServer(spec, tmp_path / "slot1", forkserver.warm_plan(["import torch, onnxscript"]))
     try:
         pids = []
         for n in range(2):
@@ -228,3 +228,13 @@ def test_reused_torchlib_list_changes_no_export(monkeypatch):
     assert all("labkit kernel server" in (m.get_torchlib_ops.__doc__ or "")
                for m in apis.values() if hasattr(m, "get_torchlib_ops")), "the list was not reused"
     assert export() == before
+
+
+def test_warm_plan_follows_what_the_lesson_imports():
+    plan = forkserver.warm_plan(["import numpy as np\nfrom labkit import check", "print('import torch')"])
+    assert plan == {"modules": ["numpy", *forkserver.BASE_MODULES], "export": False}
+    plan = forkserver.warm_plan(["import torch\nimport matplotlib.pyplot as plt",
+                                 "p = torch.onnx.export(m, (x,), dynamo=True)"])
+    assert plan["export"] and plan["modules"][:3] == ["matplotlib.pyplot", "torch", "torch.onnx"]
+    assert forkserver.warm_plan(["import os, torch.nn as nn  # a comment"])["modules"][0] == "torch"
+    assert "onnxruntime" not in str(forkserver.warm_plan(["import onnxruntime as ort"]))  # starts a thread

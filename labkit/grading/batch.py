@@ -17,14 +17,15 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..cells import cell_source
 from . import judge
+from .forkserver import KernelServer, warm_plan
 from .judge import copy_answers, judge_answers
 from .lesson import ExerciseInfo, Lesson, bundle_hash, load_lesson, resolve_lesson
 from .options import NOT_GUARANTEED, GradeError, Options, Protection, decide_protection, parse
 from .rebuild import Rebuilt, build_run
 from .reports import (histogram, keep_other_exercises, previous_records, record, summary_table, write_grades,
                       write_student)
-from .forkserver import KernelServer
 from .run import Runner, SandboxSpec, bound_channels
 from .submissions import Submission, assign_students, expand, read_submission
 from .verdicts import compose, row
@@ -47,6 +48,7 @@ class Task:
     judge_timeout: float
     spec: SandboxSpec
     tmp_root: str
+    warm: dict                        # what the kernel server pre-imports (forkserver.warm_plan)
 
 
 def _short(text: object, limit: int = 300) -> str:
@@ -164,12 +166,12 @@ def kernel_server(task: Task) -> KernelServer:
     """This worker's warm kernel server (one per worker and batch; stopped when the worker ends)."""
     global _KERNELS
     slot = Path(task.tmp_root) / f"slot{os.getpid()}"
-    if _KERNELS is None or _KERNELS.spec != task.spec or _KERNELS.slot != slot:
+    if _KERNELS is None or _KERNELS.spec != task.spec or _KERNELS.slot != slot or _KERNELS.warm != task.warm:
         if _KERNELS is not None:
             _KERNELS.stop()
         else:
             atexit.register(lambda: _KERNELS and _KERNELS.stop())
-        _KERNELS = KernelServer(task.spec, slot)
+        _KERNELS = KernelServer(task.spec, slot, task.warm)
     return _KERNELS
 
 
@@ -260,6 +262,7 @@ def grade(opts: Options) -> int:
         bundle = bundle_hash(lesson, seed=seed, limits={"kernel": spec.limits, "cell": opts.cell_timeout,
                                                         "notebook": opts.notebook_timeout, "judge": opts.judge_timeout},
                              protection_mode=protection.mode, data_hashes=data_hashes)
+        warm = warm_plan([cell_source(c) for c in lesson.solution.get("cells", []) if c.get("cell_type") == "code"])
         subs = [read_submission(f, lesson) for f in files]
         assign_students(subs)
         subs = _select(opts, lesson, subs)
@@ -283,7 +286,7 @@ def grade(opts: Options) -> int:
             s.nb = None  # the parent keeps only what runs
             todo.append((s, Task(rebuilt, lesson.exercises, lesson.number, seed, lesson.extra_tests,
                                  opts.cell_timeout, opts.notebook_timeout, opts.judge_timeout, spec,
-                                 str(tmp_root)), key))
+                                 str(tmp_root), warm), key))
         for name, rec in records.items():
             records[name] = keep_other_exercises(rec, previous.get(name), opts.exercises)
             write_student(out, records[name])

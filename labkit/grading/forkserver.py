@@ -4,7 +4,8 @@ Starting a kernel, importing torch, onnx, ONNX Runtime, onnxscript and matplotli
 exporter's first-call set-up cost several CPU seconds, the same for every submission. The fork
 server pays them once per worker. It starts inside exactly the sandbox a kernel gets (bubblewrap
 view, resource limits, pids cgroup, unprivileged uid; its writable folder is the worker's *slot*),
-imports, warms up, then forks one kernel per request. It never runs learner code, and it is not
+imports what the lesson imports (and runs the exporter once if the lesson exports from PyTorch),
+then forks one kernel per request. It never runs learner code, and it is not
 dumpable, so a kernel of the same uid can neither ptrace it nor read its memory.
 
 Between two submissions (`KernelServer.reset`) the worker kills every other process of the
@@ -27,10 +28,28 @@ import sys
 import time
 from pathlib import Path
 
-#: imported once by the server (each only if installed); a kernel starts with them loaded. Not
-#: onnxruntime: importing it starts a native thread, and a process must not fork with two threads
-WARM_MODULES = ("numpy", "IPython", "ipykernel.kernelapp", "ipywidgets", "matplotlib.pyplot", "onnx",
-                "torch", "onnxscript", "torch.onnx", "labkit", "labkit.checks")
+#: always imported by the server: what every kernel loads
+BASE_MODULES = ("IPython", "ipykernel.kernelapp", "labkit", "labkit.checks")
+#: imported too when the lesson imports them (each only if installed). Not onnxruntime: importing it
+#: starts a native thread, and a process must not fork with two threads
+LESSON_MODULES = {"numpy": ("numpy",), "matplotlib": ("matplotlib.pyplot",), "ipywidgets": ("ipywidgets",),
+                  "onnx": ("onnx",), "torch": ("torch",), "onnxscript": ("onnxscript",)}
+
+
+def warm_plan(sources: list[str]) -> dict:
+    """What a server for a lesson with these code cells pre-imports, and whether it runs the exporter
+    once (only a lesson that exports from PyTorch pays for that)."""
+    import re
+
+    text = "\n".join(sources)
+    roots = set(re.findall(r"^[ \t]*from[ \t]+([A-Za-z_]\w*)", text, re.M))
+    for names in re.findall(r"^[ \t]*import[ \t]+([^#\n]+)", text, re.M):  # import a, b.c as d
+        roots |= {n.strip().split(".")[0].split()[0] for n in names.split(",") if n.strip()}
+    modules = [m for root, mods in LESSON_MODULES.items() if root in roots for m in mods]
+    export = "torch" in roots and "torch.onnx.export" in text
+    return {"modules": [*modules, *(["torch.onnx"] if export else []), *BASE_MODULES], "export": export}
+
+
 STARTUP_TIMEOUT = 180
 REQUEST_TIMEOUT = 30
 PR_SET_DUMPABLE = 4
@@ -39,21 +58,21 @@ PR_SET_DUMPABLE = 4
 # ---------------------------------------------------------------- inside the sandbox
 
 
-def _warm_up() -> None:
-    """Import WARM_MODULES and run the exporter once on a toy module."""
+def _warm_up(plan: dict) -> None:
+    """Import the plan's modules and, if it says so, run the exporter once on a toy module."""
     import importlib
     import logging
     import warnings
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for name in WARM_MODULES:
+        for name in plan.get("modules", BASE_MODULES):
             try:
                 importlib.import_module(name)
             except Exception:  # not installed, or broken: the kernel will say so itself
                 pass
         torch = sys.modules.get("torch")
-        if torch is not None and "torch.onnx" in sys.modules:
+        if torch is not None and plan.get("export") and "torch.onnx" in sys.modules:
             levels = {n: logging.getLogger(n).level for n in ("torch", "onnxscript", "torch.onnx")}
             for n in levels:
                 logging.getLogger(n).setLevel(logging.ERROR)
@@ -184,12 +203,12 @@ def _prctl(option: int, value: int) -> bool:
     return sandbox._prctl(option, value)
 
 
-def serve(sandboxed: bool, keep: frozenset[str]) -> None:
+def serve(sandboxed: bool, keep: frozenset[str], plan: dict) -> None:
     """The server's loop: warm up, say ready, then fork kernels and clean up on request."""
     _prctl(PR_SET_DUMPABLE, 0)  # a kernel (same uid) cannot ptrace this process or read its memory
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGCHLD, lambda *_: _reap())
-    _warm_up()
+    _warm_up(plan)
     for _ in range(50):  # a thread the warm-up started may still be ending
         if threads() == 1:
             break
@@ -266,8 +285,9 @@ class ServerError(RuntimeError):
 class KernelServer:
     """The worker's fork server and its slot (the sandbox's writable folder, the kernels' work dir)."""
 
-    def __init__(self, spec, slot: Path):
+    def __init__(self, spec, slot: Path, warm: dict | None = None):
         self.spec, self.slot = spec, slot
+        self.warm = warm or {"modules": list(BASE_MODULES), "export": False}  # see warm_plan()
         self.uid = None if spec.uid is None else spec.uid + (os.getpid() % 100_000) * 8
         self.proc: subprocess.Popen | None = None
         self.pid = 0            # the server's pid as this worker sees it
@@ -320,7 +340,8 @@ class KernelServer:
         if self.spec.bwrap:
             cmd += sandbox.bwrap_args(self.slot, [Path(p) for p in self.spec.visible],
                                       [Path(p) for p in self.spec.hidden], uid=self.uid)
-        cmd += [sys.executable, "-P", "-m", "labkit.grading.forkserver", json.dumps({"sandboxed": self.spec.bwrap, "keep": [str(Path(p).resolve()) for p in (self.slot, *self.spec.visible)]})]
+        cmd += [sys.executable, "-P", "-m", "labkit.grading.forkserver", json.dumps({"sandboxed": self.spec.bwrap, "warm": self.warm,
+                                "keep": [str(Path(p).resolve()) for p in (self.slot, *self.spec.visible)]})]
         log = open(self.slot.parent / f"{self.slot.name}-server.log", "ab")
         try:
             self.proc = subprocess.Popen(cmd, cwd=self.slot, env=kernel_env(self.slot, self.spec),
@@ -486,4 +507,4 @@ class ForkedKernel:
 
 if __name__ == "__main__":
     _args = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}
-    serve(bool(_args.get("sandboxed")), frozenset(_args.get("keep", ())))
+    serve(bool(_args.get("sandboxed")), frozenset(_args.get("keep", ())), _args.get("warm") or {})
