@@ -17,7 +17,6 @@ Run inside the sandbox as `python -P -m labkit.grading.forkserver`: JSON lines o
 """
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import select
@@ -287,6 +286,7 @@ class KernelServer:
 
     def __init__(self, spec, slot: Path, warm: dict | None = None):
         self.spec, self.slot = spec, slot
+        self.log = slot.parent / f"{slot.name}-server.log"
         self.warm = warm or {"modules": list(BASE_MODULES), "export": False}  # see warm_plan()
         self.uid = None if spec.uid is None else spec.uid + (os.getpid() % 100_000) * 8
         self.proc: subprocess.Popen | None = None
@@ -342,7 +342,7 @@ class KernelServer:
                                       [Path(p) for p in self.spec.hidden], uid=self.uid)
         cmd += [sys.executable, "-P", "-m", "labkit.grading.forkserver", json.dumps({"sandboxed": self.spec.bwrap, "warm": self.warm,
                                 "keep": [str(Path(p).resolve()) for p in (self.slot, *self.spec.visible)]})]
-        log = open(self.slot.parent / f"{self.slot.name}-server.log", "ab")
+        log = open(self.log, "ab")
         try:
             self.proc = subprocess.Popen(cmd, cwd=self.slot, env=kernel_env(self.slot, self.spec),
                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
@@ -377,19 +377,12 @@ class KernelServer:
                 raise ServerError(f"the kernel server did not answer ({what})")
             chunk = os.read(self.proc.stdout.fileno(), 1 << 16)
             if not chunk:
-                raise ServerError(f"the kernel server ended ({what}): {self._log_tail()}")
+                raise ServerError(f"the kernel server ended ({what}): {log_tail(self.log)}")
             self.buf += chunk
             if len(self.buf) > 1 << 20:
                 raise ServerError("the kernel server wrote an oversized reply")
         line, self.buf = self.buf.split(b"\n", 1)
         return json.loads(line)
-
-    def _log_tail(self) -> str:
-        try:
-            lines = (self.slot.parent / f"{self.slot.name}-server.log").read_text(errors="replace").strip().splitlines()
-            return lines[-1][:200] if lines else "no output"
-        except OSError:
-            return "no output"
 
     def _ask(self, req: dict, timeout: float = REQUEST_TIMEOUT) -> dict:
         try:
@@ -472,6 +465,15 @@ class KernelServer:
         self.proc, self.pid, self.keep, self.cgroup = None, 0, set(), None
 
 
+def log_tail(path: Path) -> str:
+    """The last line of a kernel's or server's log, for an error message."""
+    try:
+        lines = path.read_text(errors="replace").strip().splitlines()
+    except OSError:
+        return "no output"
+    return " ".join(lines[-1].split())[:200] if lines else "no output"
+
+
 def _cmdline(pid: int) -> bytes:
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:
@@ -495,14 +497,8 @@ class ForkedKernel:
         return self.server.kernel_alive(self.pid)
 
     async def shutdown_kernel(self, now: bool = True) -> None:
-        from .. import sandbox
-
-        for p in [*sandbox.descendants(self.pid), self.pid]:
-            try:
-                os.kill(p, signal.SIGKILL)
-            except OSError:
-                pass
-        await asyncio.sleep(0)
+        """The kernel and everything it started (a server runs one kernel at a time)."""
+        self.server.kill_others()
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .forkserver import STARTUP_TIMEOUT, ForkedKernel, KernelServer
+from .forkserver import STARTUP_TIMEOUT, ForkedKernel, KernelServer, log_tail
 from .rebuild import RunCell
 
 MAX_RESTARTS = 3
@@ -44,14 +44,6 @@ class SandboxSpec:
     inputs_dir: str
     data_dir: str
     uid: int | None                   # unprivileged uid of the kernel (root grader), else None
-
-
-def _log_tail(path: Path) -> str:
-    try:
-        lines = path.read_text(errors="replace").strip().splitlines()
-    except OSError:
-        return "no output"
-    return _short(lines[-1], 200) if lines else "no output"
 
 
 def kernel_env(work: Path, spec: SandboxSpec) -> dict[str, str]:
@@ -170,7 +162,7 @@ class Runner:
                     msg = await kc.shell_channel.get_msg(timeout=0.05)
                 except Empty:
                     if not self.server.kernel_alive(pid):
-                        raise RuntimeError("the kernel ended while starting: " + _log_tail(log)) from None
+                        raise RuntimeError("the kernel ended while starting: " + log_tail(log)) from None
                     if time.monotonic() > deadline:
                         raise RuntimeError(f"the kernel did not answer within {STARTUP_TIMEOUT} s") from None
                     continue
@@ -197,7 +189,6 @@ class Runner:
         except Exception:
             pass
         await k.km.shutdown_kernel(now=True)
-        self.server.kill_others()
 
     async def _exec(self, k: Kernel, source: str, timeout: float) -> dict:
         import nbformat
