@@ -9,7 +9,6 @@ outlives it, and the next honest batch grades the solution full and the blank ze
 """
 from __future__ import annotations
 
-import copy
 import csv
 import json
 import os
@@ -22,6 +21,8 @@ import pytest
 
 from labkit import sandbox
 from labkit.checks import quiz_answers
+
+from grading_util import sleepers, with_answers
 
 pytestmark = pytest.mark.grading
 
@@ -151,12 +152,7 @@ def _nb(path: Path) -> dict:
 
 
 def attack(answers: dict[str, str]) -> dict:
-    nb = copy.deepcopy(_nb(LESSON))
-    for c in nb["cells"]:
-        for ex, src in answers.items():
-            if f"answer:{ex}" in c.get("metadata", {}).get("tags", []):
-                c["source"] = src
-    return nb
+    return with_answers(LESSON, answers)
 
 
 def grade(subs: Path, out: Path, *extra: str) -> tuple[subprocess.CompletedProcess, float]:
@@ -196,14 +192,7 @@ def _bad_files(folder: Path) -> dict[str, str]:
 
 
 def _daemons() -> list[int]:
-    out = []
-    for d in Path("/proc").iterdir():
-        try:
-            if d.name.isdigit() and (d / "cmdline").read_bytes().split(b"\0")[:2] == [b"sleep", DAEMON_MARK.encode()]:
-                out.append(int(d.name))
-        except OSError:
-            pass
-    return out
+    return sleepers(DAEMON_MARK)
 
 
 @pytest.fixture(scope="module")
