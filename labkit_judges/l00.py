@@ -22,7 +22,7 @@ def _relu_cases(seed: int) -> list[tuple]:
 RELU_TESTS = ("1-D example", "random 3x4 matrix", "empty array", "3-D array")
 
 
-@judge("00.relu", cases=_relu_cases, tests=RELU_TESTS, behaviour=RELU_TESTS)
+@judge("00.relu", cases=_relu_cases, tests=RELU_TESTS, skill=RELU_TESTS)
 def _relu(outputs, seed):
     for name, (x,), got in zip(RELU_TESTS, _relu_cases(seed), outputs):
         yield expect_close(name, got, np.maximum(x, 0))

@@ -51,7 +51,7 @@ def _first(e: BaseException, n: int = 200) -> str:
     return (text.splitlines()[0] if text else type(e).__name__)[:n]
 
 
-@judge("01.sigmoid_model", tests=SIGMOID_TESTS, behaviour=SIGMOID_BEHAVIOUR)
+@judge("01.sigmoid_model", tests=SIGMOID_TESTS, skill=SIGMOID_BEHAVIOUR)
 def _sigmoid_model(answer, seed):
     import onnx
 
@@ -80,7 +80,18 @@ def _sigmoid_model(answer, seed):
                      f"input shape {shape}" if ok else
                      f"expected the input shape ['batch', 4] with a symbolic first dimension, got {shape}")
     outs = [o.name for o in model.graph.output]
-    yield TestResult("output Y", outs == ["Y"], "one output named Y" if outs == ["Y"] else f"expected one output 'Y', got {outs}")
+    if outs != ["Y"]:
+        yield TestResult("output Y", False, f"expected one output 'Y', got {outs}")
+    else:
+        t = model.graph.output[0].type.tensor_type
+        odims = t.shape.dim
+        oshape = [d.dim_param or (d.dim_value if d.HasField("dim_value") else None) for d in odims]
+        ok_out = (t.elem_type == onnx.TensorProto.FLOAT and t.HasField("shape") and len(odims) == 2
+                  and not odims[0].HasField("dim_value") and odims[1].HasField("dim_value") and odims[1].dim_value == 3)
+        yield TestResult("output Y", ok_out, "one output Y, float32 of shape ['batch', 3]" if ok_out else
+                         f"the output Y is declared as {onnx.helper.tensor_dtype_to_np_dtype(t.elem_type).name if t.elem_type else 'no type'} "
+                         f"of shape {oshape if t.HasField('shape') else 'unknown'}; expected float32 ['batch', 3] "
+                         "(the same symbolic batch as X, and one column per output of W)")
     try:
         sess = ort_session(model)
     except Exception as e:
@@ -152,7 +163,7 @@ RUN_BOTH_TESTS = ("reference, lesson weights", "ort, lesson weights", "reference
 ENGINE = {"reference": "onnx.reference.ReferenceEvaluator", "ort": "onnxruntime.InferenceSession"}
 
 
-@judge("01.run_both", cases=_run_both_cases, tests=RUN_BOTH_TESTS, behaviour=RUN_BOTH_TESTS)
+@judge("01.run_both", cases=_run_both_cases, tests=RUN_BOTH_TESTS, skill=RUN_BOTH_TESTS)
 def _run_both(outputs, seed):
     names = iter(RUN_BOTH_TESTS)
     for got, (w, b, noise_seed, x) in zip(outputs, _run_both_data(seed)):
@@ -230,7 +241,7 @@ def _versions_cases(seed: int) -> list[tuple]:
     return [(_versions_model(ir, imports),) for ir, _, imports in _versions_data(seed)]
 
 
-@judge("01.versions", cases=_versions_cases, tests=VERSION_TESTS, behaviour=VERSION_TESTS)
+@judge("01.versions", cases=_versions_cases, tests=VERSION_TESTS, skill=VERSION_TESTS)
 def _versions(outputs, seed):
     for name, (ir, opset, imports), got in zip(VERSION_TESTS, _versions_data(seed), outputs):
         if isinstance(got, Raised):

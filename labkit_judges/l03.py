@@ -275,6 +275,11 @@ def _judge_classifier(answer, seed: int, *, raw: bool):
             return
         parts.append(got[:chunk - pad])
     logits = np.concatenate(parts)
+    if logits.dtype != np.float32:
+        yield TestResult(MATCHES, False, f"the logits come out as {logits.dtype}, expected float32 like the course "
+                                         "model's: an app reading float32 would misread them (keep the model in "
+                                         "float32, no .double() and no Cast at the end)")
+        return
     t = expect_close(MATCHES, logits, want_all, rtol=RTOL, atol=ATOL)
     if t.passed:
         acc = float((logits.argmax(axis=1) == y).mean())
@@ -287,7 +292,7 @@ def _judge_classifier(answer, seed: int, *, raw: bool):
 _DYN_TESTS = _classifier_tests(raw=False)
 
 
-@judge("03.dynamic_batch", tests=_DYN_TESTS, behaviour=(CONSISTENT, MATCHES))
+@judge("03.dynamic_batch", tests=_DYN_TESTS, skill=(CONSISTENT, MATCHES))
 def _dynamic_batch(answer, seed):
     return _judge_classifier(answer, seed, raw=False)
 
@@ -295,7 +300,7 @@ def _dynamic_batch(answer, seed):
 _RAW_TESTS = _classifier_tests(raw=True)
 
 
-@judge("03.raw_input", tests=_RAW_TESTS, behaviour=(CONSISTENT, MATCHES))
+@judge("03.raw_input", tests=_RAW_TESTS, skill=(CONSISTENT, MATCHES))
 def _raw_input(answer, seed):
     return _judge_classifier(answer, seed, raw=True)
 
@@ -398,7 +403,7 @@ def faithful_cases(seed: int) -> list[tuple]:
     return list(_faithful_cases(seed)[0])
 
 
-@judge("03.faithful", cases=faithful_cases, tests=FAITHFUL_TESTS, behaviour=FAITHFUL_TESTS)
+@judge("03.faithful", cases=faithful_cases, tests=FAITHFUL_TESTS, skill=FAITHFUL_TESTS)
 def _faithful(outputs, seed):
     _, order, expected = _faithful_cases(seed)
     if not isinstance(outputs, list) or len(outputs) != len(order):
@@ -570,7 +575,7 @@ def _custom_answer_problem(got) -> str:
     return f"expected an onnx.ModelProto from export_soft_threshold, got {plain.describe(got)}"
 
 
-@judge("03.custom_op", cases=custom_op_cases, tests=CUSTOM_TESTS, behaviour=CUSTOM_BEHAVIOUR)
+@judge("03.custom_op", cases=custom_op_cases, tests=CUSTOM_TESTS, skill=CUSTOM_BEHAVIOUR)
 def _custom_op(outputs, seed):
     import onnx
 

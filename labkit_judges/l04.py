@@ -72,7 +72,7 @@ def _predict_cases(seed: int) -> list[tuple]:
 PREDICT_TESTS = tuple(f"{n} image{'' if n == 1 else 's'}, batch_size {b}" for n, b, _ in _PREDICT_PLAN)
 
 
-@judge("04.predict", cases=_predict_cases, tests=PREDICT_TESTS, behaviour=PREDICT_TESTS)
+@judge("04.predict", cases=_predict_cases, tests=PREDICT_TESTS, skill=PREDICT_TESTS)
 def _predict(outputs, seed):
     for name, (_, images, batch_size, want), got in zip(PREDICT_TESTS, _predict_data(seed), outputs):
         n = len(images)
@@ -210,7 +210,7 @@ def _top_operator_cases(seed: int) -> list[tuple]:
 TOP_TESTS = tuple(f"trace {k + 1}" + (" (given as a path)" if k == _N_TRACES - 1 else "") for k in range(_N_TRACES))
 
 
-@judge("04.top_operator", cases=_top_operator_cases, tests=TOP_TESTS, behaviour=TOP_TESTS)
+@judge("04.top_operator", cases=_top_operator_cases, tests=TOP_TESTS, skill=TOP_TESTS)
 def _top_operator(outputs, seed):
     for k, (name, got) in enumerate(zip(TOP_TESTS, outputs)):
         events = profile_trace(seed, k)
@@ -293,7 +293,7 @@ def _provider_cases(seed: int) -> list[tuple]:
 PROVIDER_TESTS = tuple(n for n, _, _ in _FIXED_PROVIDER_CASES) + tuple(f"random case {i + 1}" for i in range(3))
 
 
-@judge("04.choose_providers", cases=_provider_cases, tests=PROVIDER_TESTS, behaviour=PROVIDER_TESTS)
+@judge("04.choose_providers", cases=_provider_cases, tests=PROVIDER_TESTS, skill=PROVIDER_TESTS)
 def _choose_providers(outputs, seed):
     for (name, preferred, available), got in zip(_provider_data(seed), outputs):
         want = choose_providers_reference(available, preferred)

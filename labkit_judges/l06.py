@@ -150,7 +150,7 @@ def _quantize_diagnose(args):
     return diagnose
 
 
-@judge("06.quantize", cases=_quantize_cases, tests=(*_QUANTIZE_NAMES, "returns int32"), behaviour=_QUANTIZE_NAMES)
+@judge("06.quantize", cases=_quantize_cases, tests=(*_QUANTIZE_NAMES, "returns int32"), skill=_QUANTIZE_NAMES)
 def _quantize(outputs, seed):
     cases = _quantize_cases(seed)
     for name, args, got in zip(_QUANTIZE_NAMES, cases, outputs):
@@ -182,7 +182,7 @@ _DEQUANTIZE_NAMES = ["int8 with zero point 10 (includes -128)", "uint8 with zero
 
 
 @judge("06.dequantize", cases=_dequantize_cases, tests=(*_DEQUANTIZE_NAMES, "returns float32"),
-       behaviour=_DEQUANTIZE_NAMES)
+       skill=_DEQUANTIZE_NAMES)
 def _dequantize(outputs, seed):
     for name, args, got in zip(_DEQUANTIZE_NAMES, _dequantize_cases(seed), outputs):
         t = expect_close(name, got, dequantize_ref(*args), rtol=1e-6, atol=1e-7)
@@ -234,7 +234,7 @@ def _as_number(v, kind: str):
     return float(v) if isinstance(v, (int, float)) else None
 
 
-@judge("06.choose_qparams", cases=_qparams_cases, tests=_QPARAMS_NAMES, behaviour=_QPARAMS_NAMES)
+@judge("06.choose_qparams", cases=_qparams_cases, tests=_QPARAMS_NAMES, skill=_QPARAMS_NAMES)
 def _choose_qparams(outputs, seed):
     for name, args, got in zip(_QPARAMS_NAMES, _qparams_cases(seed), outputs):
         refs = {choose_qparams_ref(*args), choose_qparams_ref(*args, dtype=np.float32)}
@@ -281,7 +281,8 @@ _DYNAMIC_OPS = {"DynamicQuantizeLinear", "ConvInteger", "MatMulInteger", "Dynami
 CALIB_MODELS = ("model A", "model B")
 CALIB_KINDS = ("QDQ format", "per-channel weights", "calibrated on the given images", "same outputs as the reference")
 CALIB_TESTS = tuple(f"{m}: {k}" for m in CALIB_MODELS for k in CALIB_KINDS)
-CALIB_BEHAVIOUR = tuple(t for t in CALIB_TESTS if t.endswith(("given images", "reference")))
+#: the skill: per-channel weights, calibrated on exactly the images given, the reference's outputs
+CALIB_SKILL = tuple(t for t in CALIB_TESTS if t.endswith(("per-channel weights", "given images", "reference")))
 
 
 def calibration_model(seed: int, k: int) -> bytes:
@@ -381,7 +382,7 @@ def _weight_axes(model) -> dict[str, int]:
     return out
 
 
-@judge("06.calibration", cases=_calibration_cases, tests=CALIB_TESTS, behaviour=CALIB_BEHAVIOUR)
+@judge("06.calibration", cases=_calibration_cases, tests=CALIB_TESTS, skill=CALIB_SKILL)
 def _calibration(outputs, seed):
     for k, (label, got) in enumerate(zip(CALIB_MODELS, outputs)):
         names = [f"{label}: {kind}" for kind in CALIB_KINDS]
@@ -742,7 +743,7 @@ def _int4_run(got, w, block_size: int, seed: int) -> TestResult:
     return t
 
 
-@judge("06.int4_blocks", cases=_int4_cases, tests=INT4_TESTS, behaviour=(*INT4_CASES, INT4_RUN))
+@judge("06.int4_blocks", cases=_int4_cases, tests=INT4_TESTS, skill=(*INT4_CASES, INT4_RUN))
 def _int4_blocks(outputs, seed):
     cases = _int4_cases(seed)
     yield _int4_structure(outputs, cases)

@@ -41,7 +41,7 @@ _BLOCK_NAMES = ["one ink pixel at row 5, column 30", "random drawing", "all ink"
                 "0/1 integers instead of booleans"]
 
 
-@judge("07.block_counts", cases=_block_cases, tests=_BLOCK_NAMES, behaviour=_BLOCK_NAMES)
+@judge("07.block_counts", cases=_block_cases, tests=_BLOCK_NAMES, skill=_BLOCK_NAMES)
 def _block_counts(outputs, seed):
     for name, (grid,), got in zip(_BLOCK_NAMES, _block_cases(seed), outputs):
         t = expect_close(name, got, reference_block_counts(grid).astype(np.float64), rtol=0, atol=0)
@@ -93,7 +93,11 @@ ORT_STEPS = ("ORT file loads", "raw pixels in", "probabilities out", f"matches t
 X86_ONLY_DOMAINS = ("com.microsoft.nchwc",)
 
 
-@judge("07.ort_file", tests=ORT_STEPS, behaviour=ORT_STEPS[3:4])
+#: the skill: the fp32 model's answers, in a file a phone can run (fixed batch, no x86-only operators)
+ORT_SKILL = ORT_STEPS[3:5]
+
+
+@judge("07.ort_file", tests=ORT_STEPS, skill=ORT_SKILL)
 def _ort_file(answer, seed):
     steps = list(ORT_STEPS[:4])
     yield from _ort_portable(answer)
@@ -242,7 +246,7 @@ def _dims(vi) -> list:
     return [d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else (d.dim_param or None) for d in t.shape.dim]
 
 
-@judge("07.fix_batch", cases=_fix_cases, tests=FIX_TESTS, behaviour=FIX_TESTS)
+@judge("07.fix_batch", cases=_fix_cases, tests=FIX_TESTS, skill=FIX_TESTS)
 def _fix_batch(outputs, seed):
     from labkit.checks import load_onnx
     from labkit.runtime import ort_session

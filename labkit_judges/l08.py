@@ -51,7 +51,7 @@ def reference_alpha(rgba, width: int, height: int) -> np.ndarray:
     return np.asarray(rgba, dtype=np.uint8).reshape(height, width, 4)[:, :, 3]
 
 
-@judge("08.rgba_alpha", cases=_alpha_cases, tests=tuple(_ALPHA_NAMES), behaviour=tuple(_ALPHA_NAMES))
+@judge("08.rgba_alpha", cases=_alpha_cases, tests=tuple(_ALPHA_NAMES), skill=tuple(_ALPHA_NAMES))
 def _rgba_alpha(outputs, seed):
     for name, (rgba, w, h), got in zip(_ALPHA_NAMES, _alpha_cases(seed), outputs):
         want = reference_alpha(rgba, w, h)
@@ -115,7 +115,7 @@ def _threads_group(outputs, seed, explicit: bool):
     return True, f"right on all {len(picked)} cases"
 
 
-@judge("08.threads", cases=_thread_cases, tests=THREAD_TESTS, behaviour=THREAD_TESTS)
+@judge("08.threads", cases=_thread_cases, tests=THREAD_TESTS, skill=THREAD_TESTS)
 def _threads(outputs, seed):
     for explicit, name in zip((True, False), THREAD_TESTS):
         ok, msg = _threads_group(outputs, seed, explicit)
@@ -170,8 +170,18 @@ def _notes(model) -> list[str]:
     return found
 
 
-@judge("08.web_model", tests=tuple(_WEB_STEPS), behaviour=(_WEB_STEPS[1],))
+def _nothing_stripped(model) -> bool:
+    """Every place the exporter wrote notes still has them: the graph's and every node's."""
+    g = model.graph
+    return bool(g.doc_string or g.metadata_props) and bool(g.node) and \
+        all(n.doc_string or n.metadata_props for n in g.node)
+
+
+#: every step is the exercise: one file, the same answers, nothing about your machine
+@judge("08.web_model", tests=tuple(_WEB_STEPS), skill=tuple(_WEB_STEPS))
 def _web_model(answer, seed):
+    from labkit.checks import DidNotDo
+
     def rest(after: int, why: str):
         for name in _WEB_STEPS[after + 1:]:
             yield TestResult(name, False, f"not checked: {why}")
@@ -236,6 +246,9 @@ def _web_model(answer, seed):
         return
     yield t
     notes = _notes(model)
+    if notes and _nothing_stripped(model):
+        yield DidNotDo("the graph and every node still carry the exporter's notes: this is the exported model "
+                       "saved again, nothing was taken out")
     yield TestResult(_WEB_STEPS[2], not notes,
                      "nothing about your machine in the file" if not notes else
                      "still in the file: " + "; ".join(notes) + " — a web page's model is public")

@@ -91,7 +91,7 @@ def toy():
 
     names = tuple(f"case {i}" for i in range(len(cases(0))))
 
-    @judge("99.double", cases=cases, tests=names, behaviour=names)
+    @judge("99.double", cases=cases, tests=names, skill=names)
     def verdict(outputs, seed):
         for name, (x,), got in zip(names, cases(seed), outputs):
             yield expect_close(name, got, 2 * x)
@@ -138,7 +138,7 @@ def test_check_never_raises_and_unknown_ids(toy):
 def test_judge_bug_is_reported_not_raised():
     declare("99.buggy", title="b", points=1, kind="value")
 
-    @judge("99.buggy", tests=("t",), behaviour=("t",))
+    @judge("99.buggy", tests=("t",), skill=("t",))
     def verdict(answer, seed):
         raise RuntimeError("judge bug")
         yield  # pragma: no cover
@@ -219,6 +219,6 @@ def test_exercise_registration_validates():
     declare("99.x", title="x", points=1, kind="function")
     try:
         with pytest.raises(ValueError):
-            judge("99.x", tests=("t",), behaviour=("t",))(lambda a, s: [])  # a function exercise needs its inputs
+            judge("99.x", tests=("t",), skill=("t",))(lambda a, s: [])  # a function exercise needs its inputs
     finally:
         REGISTRY.pop("99.x")

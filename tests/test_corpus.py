@@ -7,7 +7,7 @@ import collections
 import pytest
 
 from labkit.checks import evaluate, judge_spec, lesson_exercises, quiz_answers
-from labkit.checks.judging import BEHAVIOUR_CAP
+from labkit.checks.judging import SKILL_CAP, SKIPPED_CAP
 
 import corpus
 from conftest import SOLUTIONS
@@ -34,23 +34,25 @@ def test_every_exercise_has_its_corpus(ex):
 @pytest.mark.parametrize("ex", GRADED, ids=[e.id for e in GRADED])
 def test_every_judge_declares_its_tests(ex):
     spec = judge_spec(ex.id)
-    assert spec.tests and spec.behaviour, f"{ex.id}: @judge(..., tests=..., behaviour=...) is missing"
+    assert spec.tests and spec.skill, f"{ex.id}: @judge(..., tests=..., skill=...) is missing"
 
 
 @pytest.mark.parametrize("ex, entry", ENTRIES, ids=[f"{ex.id}-{e.name}" for ex, e in ENTRIES])
 def test_corpus_entry_scores_by_the_rule(ex, entry, tmp_path):
-    answer = entry.build(tmp_path)
-    r = evaluate(ex, answer)
-    detail = f"{ex.id} / {entry.name}: {r!r}"
-    if isinstance(entry, corpus.Right):
-        assert r.status == "passed" and r.points == r.max_points, detail
-        (tmp_path / "hidden").mkdir()
-        again = evaluate(ex, entry.build(tmp_path / "hidden"), seed=HIDDEN_SEED)
-        assert again.status == "passed", f"{detail} — but on other inputs: {again!r}"
-    else:
+    """Every entry at two seeds: the notebook's and a hidden one (the grader's data path)."""
+    for seed in (0, HIDDEN_SEED):
+        folder = tmp_path / str(seed)
+        folder.mkdir()
+        r = evaluate(ex, entry.build(folder), seed=seed)
+        detail = f"{ex.id} / {entry.name} at seed {seed}: {r!r}"
+        if isinstance(entry, corpus.Right):
+            assert r.status == "passed" and r.points == r.max_points, detail
+            continue
         assert r.status != "passed" and r.points < r.max_points, f"wrong answer scored full: {detail}"
         if entry.outputs_wrong:
-            assert r.points <= BEHAVIOUR_CAP * r.max_points, f"wrong outputs scored over half: {detail}"
+            assert r.points <= SKILL_CAP * r.max_points, f"a failed skill test scored over half: {detail}"
+        if entry.skipped_skill:
+            assert r.points <= SKIPPED_CAP * r.max_points, f"did not do the exercise, yet over a quarter: {detail}"
 
 
 @pytest.mark.parametrize("ex", QUIZZES, ids=[e.id for e in QUIZZES])

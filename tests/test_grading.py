@@ -151,7 +151,7 @@ def judge(outputs, seed):
 
 spec.cases, spec.judge = cases, judge
 spec.tests += ("private: extreme values",)      # every test an exercise can run is declared
-spec.behaviour += ("private: extreme values",)  # an output test: failing it caps the points at half
+spec.skill += ("private: extreme values",)  # a skill test: failing it caps the points at half
 '''
 FALLBACK_SET = ["os_exit", "huge_allocation", "fork_bomb"]
 

@@ -1,11 +1,12 @@
 """The scoring rule on synthetic exercises (no lesson, no kernel): fixed tests, tests that could not
-run count as failed, behaviour gates the points, undeclared tests are a broken check."""
+run count as failed, skill gates the points, an answer that did not do the exercise gets at most a
+quarter, undeclared tests are a broken check."""
 from __future__ import annotations
 
 import pytest
 
-from labkit.checks import REGISTRY, JUDGES, TestResult, declare, evaluate, judge
-from labkit.checks.judging import BEHAVIOUR_CAP
+from labkit.checks import REGISTRY, JUDGES, DidNotDo, TestResult, declare, evaluate, judge
+from labkit.checks.judging import SKILL_CAP, SKIPPED_CAP
 
 ID = "99.toy_scoring"
 
@@ -15,10 +16,13 @@ def toy():
     """A value exercise whose judge yields what the answer says, e.g. {"shape": True, "outputs": False}."""
     declare(ID, title="toy", points=4, kind="value")
 
-    @judge(ID, tests=("loads", "shape", "outputs", "dtype"), behaviour=("outputs",))
+    @judge(ID, tests=("loads", "shape", "outputs", "dtype"), skill=("outputs",))
     def _verdict(answer, seed):
         for name, ok in answer.items():
-            yield TestResult(name, bool(ok), "ok" if ok else "wrong")
+            if name == "skipped":
+                yield DidNotDo("it hands back its input unchanged")
+            else:
+                yield TestResult(name, bool(ok), "ok" if ok else "wrong")
 
     yield REGISTRY[ID]
     REGISTRY.pop(ID, None)
@@ -32,7 +36,7 @@ def test_all_tests_pass_is_full_marks(toy):
 
 def test_wrong_outputs_cap_at_half_whatever_the_structure(toy):
     r = evaluate(toy, {"loads": 1, "shape": 1, "outputs": 0, "dtype": 1})
-    assert r.status == "failed" and r.points == BEHAVIOUR_CAP * 4 == 2  # 3/4 of the tests, capped
+    assert r.status == "failed" and r.points == SKILL_CAP * 4 == 2  # 3/4 of the tests, capped
 
 
 def test_a_test_the_judge_did_not_reach_counts_as_failed(toy):
@@ -43,8 +47,25 @@ def test_a_test_the_judge_did_not_reach_counts_as_failed(toy):
 
 
 def test_structure_right_outputs_wrong_never_passes(toy):
-    r = evaluate(toy, {"loads": 1, "shape": 1, "dtype": 1})   # behaviour test never yielded
+    r = evaluate(toy, {"loads": 1, "shape": 1, "dtype": 1})   # skill test never yielded
     assert r.status == "failed" and r.points <= 2
+
+
+def test_a_failed_skill_test_caps_at_half_whatever_its_kind(toy):
+    r = evaluate(toy, {"loads": 1, "shape": 1, "outputs": 1, "dtype": 0})   # dtype is not a skill test here
+    assert r.points == 3
+    JUDGES[ID].skill = ("outputs", "dtype")                                   # ... and now it is
+    r = evaluate(toy, {"loads": 1, "shape": 1, "outputs": 1, "dtype": 0})
+    assert r.status == "failed" and r.points == SKILL_CAP * 4
+
+
+def test_did_not_do_the_exercise_caps_at_a_quarter_even_when_every_test_passes(toy):
+    r = evaluate(toy, {"loads": 1, "shape": 1, "outputs": 1, "dtype": 1, "skipped": 1})
+    assert r.status == "failed" and r.points == SKIPPED_CAP * 4 == 1
+    assert "does not do the exercise" in r.message and "input unchanged" in r.message
+    r = evaluate(toy, {"loads": 0, "shape": 0, "outputs": 0, "dtype": 0, "skipped": 1})
+    assert r.points == 0                     # the lower of the share of tests passed and the cap
+    assert [t.name for t in r.tests] == ["loads", "shape", "outputs", "dtype"]  # no extra test row
 
 
 def test_an_undeclared_test_is_a_broken_check_not_a_point(toy):
@@ -55,9 +76,9 @@ def test_an_undeclared_test_is_a_broken_check_not_a_point(toy):
 def test_a_structure_only_judge_cannot_be_declared():
     declare("99.toy_nogate", title="toy", points=1, kind="value")
     try:
-        with pytest.raises(ValueError, match="behaviour"):
-            judge("99.toy_nogate", tests=("shape",), behaviour=())
-        with pytest.raises(ValueError, match="behaviour"):
-            judge("99.toy_nogate", tests=("shape",), behaviour=("outputs",))
+        with pytest.raises(ValueError, match="skill"):
+            judge("99.toy_nogate", tests=("shape",), skill=())
+        with pytest.raises(ValueError, match="skill"):
+            judge("99.toy_nogate", tests=("shape",), skill=("outputs",))
     finally:
         REGISTRY.pop("99.toy_nogate", None)

@@ -23,8 +23,8 @@ from typing import Any
 
 from .collect import COLLECT_ENV, NotAttempted, Recorded, collect, record_for_grader
 from .display import panel_html, quiz_widget, remember_quiz
-from .judging import (INTERACTIVE_SEED, JUDGES, JudgeSpec, error_line, evaluate, expect_close, expect_equal, judge,
-                      judge_saved, judge_spec, load_onnx, not_attempted, ort_session, quiz_answers, quiz_key, run_judge,
+from .judging import (INTERACTIVE_SEED, JUDGES, DidNotDo, JudgeSpec, error_line, evaluate, expect_close, expect_equal, judge,
+                      judge_saved, judge_spec, load_onnx, evaluate_unseen, fresh_seed, not_attempted, ort_session, quiz_answers, quiz_key, run_judge,
                       score)
 from .registry import (KINDS, REGISTRY, Exercise, ExerciseModuleError, Question, declare, get, lesson_exercises,
                        quiz)
@@ -32,8 +32,8 @@ from .result import LABELS, RESULT_MIME, STATUSES, Result, Status, TestResult
 
 __all__ = ["check", "Result", "TestResult", "Status", "STATUSES", "LABELS", "RESULT_MIME", "Exercise", "Question",
            "REGISTRY", "KINDS", "declare", "quiz", "get", "lesson_exercises", "ExerciseModuleError", "collect",
-           "NotAttempted", "Recorded", "record_for_grader", "JUDGES", "JudgeSpec", "judge", "quiz_key", "judge_spec",
-           "quiz_answers", "error_line", "run_judge", "score", "evaluate", "judge_saved", "not_attempted",
+           "NotAttempted", "Recorded", "record_for_grader", "JUDGES", "JudgeSpec", "DidNotDo", "judge", "quiz_key", "judge_spec",
+           "quiz_answers", "error_line", "run_judge", "score", "evaluate", "evaluate_unseen", "fresh_seed", "judge_saved", "not_attempted",
            "expect_close", "expect_equal", "load_onnx", "ort_session", "panel_html", "quiz_widget", "INTERACTIVE_SEED", "COLLECT_ENV"]
 
 
@@ -53,7 +53,7 @@ def check(id: str, answer: Any = None) -> Result | Recorded:
         return Recorded(ex.id)
     try:
         remember_quiz(ex, answer)
-        return evaluate(ex, answer)
+        return evaluate_unseen(ex, answer)
     except BaseException as e:  # KeyboardInterrupt included: the panel says what happened
         from .collect import exc_message
 

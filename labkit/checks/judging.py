@@ -33,37 +33,50 @@ class JudgeSpec:
     """The judge side of one exercise: `judge(answer, seed)` yields TestResults; `cases(seed)` gives
     a function exercise's test inputs (plain data, `plain.File`, `plain.Make`).
 
-    `tests` is the exercise's fixed list of test names and `behaviour` the ones that check outputs on
-    inputs the learner never saw (the scoring rule in `score()`)."""
+    `tests` is the exercise's fixed list of test names and `skill` the ones that *are* the exercise:
+    outputs on inputs the learner never saw, or the property the exercise exists to teach (the
+    scoring rule in `score()`)."""
 
     judge: Callable[[Any, int], Iterable[TestResult]]
     cases: Callable[[int], list[tuple]] | None = None
     key: dict[str, tuple[str, str]] | None = None   # quizzes: {question: (letter, explanation)}
     tests: tuple[str, ...] = ()
-    behaviour: tuple[str, ...] = ()
+    skill: tuple[str, ...] = ()
+
+
+@dataclass
+class DidNotDo:
+    """Yielded by a judge beside its tests: this answer did not do the exercise — it hands back its input
+    unchanged, a constant, or a library's result for the very thing asked. `score()` then gives at most
+    `SKIPPED_CAP` of the points, whatever the tests say; `message` tells the learner what was seen."""
+
+    __test__ = False  # not a pytest class
+
+    message: str
 
 
 JUDGES: dict[str, JudgeSpec] = {}
 
 
-def judge(id: str, *, tests: Sequence[str], behaviour: Sequence[str],
+def judge(id: str, *, tests: Sequence[str], skill: Sequence[str],
           cases: Callable[[int], list[tuple]] | None = None) -> Callable[[Callable], Callable]:
     """Decorator registering `fn(answer, seed)` as the verdict of the declared exercise `id`.
 
     `tests`: every test name the judge can yield, fixed (a test it does not yield counts as failed).
-    `behaviour`: the tests that check outputs on unseen inputs; failing any caps the points at half.
+    `skill`: the tests that *are* the exercise (outputs on unseen inputs, or the property the exercise
+    teaches); failing any caps the points at half. The judge may also yield `DidNotDo(message)`.
     """
     ex = get(id)
     if (ex.kind == "function") != (cases is not None):
         raise ValueError(f"{id}: cases= is needed exactly when the exercise is a function (it is {ex.kind!r})")
-    tests, behaviour = tuple(tests), tuple(behaviour)
+    tests, skill = tuple(tests), tuple(skill)
     if not tests or len(set(tests)) != len(tests):
         raise ValueError(f"{id}: tests= must list distinct test names")
-    if not behaviour or not set(behaviour) <= set(tests):
-        raise ValueError(f"{id}: behaviour= must name at least one of its tests (the outputs on unseen inputs)")
+    if not skill or not set(skill) <= set(tests):
+        raise ValueError(f"{id}: skill= must name at least one of its tests (the ones that are the exercise)")
 
     def deco(fn: Callable) -> Callable:
-        JUDGES[id] = JudgeSpec(fn, cases, tests=tests, behaviour=behaviour)
+        JUDGES[id] = JudgeSpec(fn, cases, tests=tests, skill=skill)
         return fn
 
     return deco
@@ -96,7 +109,7 @@ def quiz_key(id: str, key: dict[str, tuple[str, str]]) -> None:
                 yield TestResult(q.key, False, f"{got!r} is not right — think again about: {q.prompt}")
 
     names = tuple(q.key for q in qs)
-    JUDGES[id] = JudgeSpec(verdict, key=dict(key), tests=names, behaviour=())
+    JUDGES[id] = JudgeSpec(verdict, key=dict(key), tests=names, skill=())
 
 
 def quiz_answers(id: str) -> dict[str, str]:
@@ -116,17 +129,24 @@ def judge_spec(id: str) -> JudgeSpec:
     return JUDGES[id]
 
 
-#: share of the points an answer can reach while a behaviour test fails
-BEHAVIOUR_CAP = 0.5
+#: share of the points an answer can reach while a skill test fails
+SKILL_CAP = 0.5
+#: share of the points an answer can reach when its judge says it did not do the exercise (`DidNotDo`)
+SKIPPED_CAP = 0.25
 
 
-def score(ex: Exercise, spec: JudgeSpec, yielded: list[TestResult]) -> Result:
+def score(ex: Exercise, spec: JudgeSpec, yielded: list[TestResult | DidNotDo]) -> Result:
     """The scoring rule (docs/authoring.md): the exercise's fixed list of tests, each passed or failed;
     a test the judge did not get to counts as failed; points are the share of tests passed, capped
-    at half while any behaviour test fails, so structure alone never adds up to a pass."""
+    at half while any skill test fails, and at a quarter when the judge yielded `DidNotDo` (the
+    answer skipped the exercise: its input unchanged, a constant, a library doing the very thing)."""
     names = spec.tests
     got: dict[str, TestResult] = {}
+    skipped: list[DidNotDo] = []
     for t in yielded:
+        if isinstance(t, DidNotDo):
+            skipped.append(t)
+            continue
         if t.name not in names:
             return Result(ex.id, ex.title, "error", 0.0, ex.points,
                           f"the check is broken: it ran a test {t.name!r} it does not declare", [], ex.hint)
@@ -135,27 +155,83 @@ def score(ex: Exercise, spec: JudgeSpec, yielded: list[TestResult]) -> Result:
     tests = [got.get(n) or TestResult(n, False, f"not run (after {first_fail.name!r} failed)" if first_fail
                                       else "not run") for n in names]
     passed = sum(t.passed for t in tests)
-    if passed == len(tests):
+    if passed == len(tests) and not skipped:
         return Result(ex.id, ex.title, "passed", ex.points, ex.points, f"all {len(tests)} tests passed", tests, ex.hint)
     share = passed / len(tests)
-    if any(not t.passed for t in tests if t.name in spec.behaviour):
-        share = min(share, BEHAVIOUR_CAP)
-    first = next(t for t in tests if not t.passed)
-    return Result(ex.id, ex.title, "failed", round(ex.points * share, 2), ex.points,
-                  f"{passed}/{len(tests)} tests passed. {first.name}: {first.message}", tests, ex.hint)
+    if any(not t.passed for t in tests if t.name in spec.skill):
+        share = min(share, SKILL_CAP)
+    if skipped:
+        share = min(share, SKIPPED_CAP)
+        message = (f"This answer does not do the exercise: {skipped[0].message} "
+                   f"(at most {SKIPPED_CAP:.0%} of the points). {passed}/{len(tests)} tests passed.")
+    else:
+        first = next(t for t in tests if not t.passed)
+        message = f"{passed}/{len(tests)} tests passed. {first.name}: {first.message}"
+    return Result(ex.id, ex.title, "failed", round(ex.points * share, 2), ex.points, message, tests, ex.hint)
+
+
+def _same_plain(a: Any, b: Any) -> bool:
+    """Whether two plain values are the same (models: the same graph; arrays: same shape and values)."""
+    if isinstance(a, OnnxBlob) or isinstance(b, OnnxBlob):
+        if not (isinstance(a, OnnxBlob) and isinstance(b, OnnxBlob)):
+            return False
+        if a.data == b.data:
+            return True
+        import onnx
+
+        try:
+            ga, gb = onnx.load_from_string(a.data).graph, onnx.load_from_string(b.data).graph
+            return ga.SerializeToString(deterministic=True) == gb.SerializeToString(deterministic=True)
+        except Exception:
+            return False
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        try:
+            x, y = np.asarray(a), np.asarray(b)
+            return x.shape == y.shape and x.dtype.kind in "biuf" and y.dtype.kind in "biuf" and np.array_equal(x, y)
+        except Exception:
+            return False
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same_plain(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same_plain(a[k], b[k]) for k in a)
+    return type(a) is type(b) and a == b
+
+
+def skipped_exercise(ex: Exercise, spec: JudgeSpec, outputs: Any, seed: int) -> DidNotDo | None:
+    """A function answer that did not do the exercise, whatever the exercise: the same value for every
+    test input (a constant: it ignores its inputs), or each test input handed back unchanged. Judges
+    detect the exercise-specific shortcuts (a library's result for the very thing asked) themselves."""
+    if ex.kind != "function" or spec.cases is None or not isinstance(outputs, list) or len(outputs) < 2:
+        return None
+    if any(isinstance(o, Raised) for o in outputs):
+        return None
+    if all(_same_plain(o, outputs[0]) for o in outputs[1:]):
+        return DidNotDo(f"it returns the same value for all {len(outputs)} test inputs, so it does not look at them")
+    try:
+        cases = spec.cases(seed)
+        firsts = [plain.to_plain(c[0]) if c and not isinstance(c[0], (plain.File, plain.Make)) else None for c in cases]
+    except Exception:
+        return None
+    if len(firsts) == len(outputs) and all(f is not None and _same_plain(o, f) for o, f in zip(outputs, firsts)):
+        return DidNotDo("it hands back each input it is given unchanged")
+    return None
 
 
 def run_judge(ex: Exercise, answer: Any, seed: int) -> Result:
-    """Run the verdict on plain data; a judge that trips over odd data reports an error."""
+    """Run the verdict on plain data; a judge that trips over odd data reports an error. A function answer
+    that ignores its inputs or hands them back unchanged, and fails a test, gets `DidNotDo`."""
     try:
         spec = judge_spec(ex.id)
         yielded = list(spec.judge(answer, seed))
+        failed = any(isinstance(t, TestResult) and not t.passed for t in yielded) or \
+            {t.name for t in yielded if isinstance(t, TestResult)} != set(spec.tests)
+        skipped = skipped_exercise(ex, spec, answer, seed) if failed and yielded else None
     except Exception as e:
         return Result(ex.id, ex.title, "error", 0.0, ex.points,
                       f"could not check this answer: {exc_message(e)}", [], ex.hint)
     if not yielded:
         return Result(ex.id, ex.title, "error", 0.0, ex.points, "the check ran no test", [], ex.hint)
-    return score(ex, spec, yielded)
+    return score(ex, spec, yielded + ([skipped] if skipped else []))
 
 
 def not_attempted(ex: Exercise) -> Result:
@@ -176,6 +252,27 @@ def evaluate(ex: Exercise, answer: Any, seed: int = INTERACTIVE_SEED) -> Result:
         return Result(ex.id, ex.title, "error", 0.0, ex.points,
                       f"Could not read your answer: {exc_message(e)}", [], ex.hint)
     return run_judge(ex, data, seed)
+
+
+def fresh_seed() -> int:
+    """A seed the learner has not seen: each check of a function answer also runs on new inputs."""
+    return int.from_bytes(os.urandom(4), "little") % 1_000_000_000 + 1
+
+
+def evaluate_unseen(ex: Exercise, answer: Any, seed: int | None = None) -> Result:
+    """What a check does in the learner's notebook: judge on the notebook's inputs (`INTERACTIVE_SEED`, so
+    a right answer always shows the same messages), and a function answer again on inputs it has never
+    seen (`seed`, fresh by default). The worse of the two is shown: an answer that replays the values it
+    saw fails here as it fails in the grader."""
+    first = evaluate(ex, answer, INTERACTIVE_SEED)
+    if ex.kind != "function" or first.status not in ("passed", "failed"):
+        return first
+    seed = fresh_seed() if seed is None else seed
+    second = evaluate(ex, answer, seed)
+    if second.points < first.points or (first.status == "passed" and second.status != "passed"):
+        second.message = f"On new test inputs (seed {seed}): {second.message}"
+        return second
+    return first
 
 
 def judge_saved(ex: Exercise, folder: str | os.PathLike, seed: int) -> Result:

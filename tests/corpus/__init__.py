@@ -4,8 +4,10 @@
 runs every entry through the learner-side check and enforces the scoring rule of docs/authoring.md:
 
 * a `Right` answer (written unlike the reference) scores full marks;
-* a `Wrong` answer scores below full; one with `outputs_wrong=True` (it computes wrong results)
-  scores at most half the points;
+* a `Wrong` answer scores below full; one with `outputs_wrong=True` (it fails a test that is the
+  exercise's skill) scores at most half the points; one with `skipped_skill=True` (it did not do the
+  exercise: its input handed back unchanged, a constant, a library doing the very thing asked) at
+  most a quarter;
 * every graded exercise has at least `MIN_WRONG` wrong and `MIN_RIGHT` right answers, so an exercise
   cannot land without its corpus.
 
@@ -43,9 +45,11 @@ class Right(Entry):
 
 @dataclass(frozen=True)
 class Wrong(Entry):
-    """A plausible wrong answer: below full marks; at most half when `outputs_wrong`."""
+    """A plausible wrong answer: below full marks; at most half when `outputs_wrong`, at most a quarter
+    when `skipped_skill`."""
 
     outputs_wrong: bool = True
+    skipped_skill: bool = False
 
 
 def load(lesson: str) -> dict[str, list[Entry]]:
