@@ -356,6 +356,11 @@ def _rewrite_rule(outputs, seed):
             continue
         ops = dict(Counter(n.op_type for n in model.graph.node))
         want = expected[k]
+        if k == 0 and "Identity" not in ops and "MatMul" not in ops:
+            from labkit.checks import DidNotDo
+
+            yield DidNotDo("the Identity is gone too: that is a graph optimizer's work (ONNX Runtime's or "
+                           "onnxscript's), not a rewrite rule, which changes only what its pattern matches")
         yield TestResult(names[0], ops == want, f"{ops}" if ops == want else
                          f"expected the operators {want}, got {ops}"
                          + (" — Gemm takes 2-D inputs only: the condition must refuse a 3-D MatMul" if k == 1 and
@@ -403,10 +408,19 @@ PORTABLE_TESTS = ("loads", "optimized", "EXTENDED-level fusions", "no machine-sp
                   *(f"same output, batch {n}" for n in BATCHES))
 
 
-@judge("05.portable", tests=PORTABLE_TESTS, skill=PORTABLE_TESTS[-len(BATCHES):])
+#: the skill: a file optimized at the EXTENDED level that still runs on any CPU, with the same outputs
+@judge("05.portable", tests=PORTABLE_TESTS, skill=PORTABLE_TESTS[2:])
 def _portable(answer, seed):
+    import onnx
+
+    from labkit.checks import DidNotDo
+
     model, why = load_onnx(answer)
     yield TestResult("loads", model is not None, why or "an ONNX model")
+    if model is not None and [n.op_type for n in model.graph.node] == \
+            [n.op_type for n in onnx.load_from_string(practice_model()).graph.node]:
+        yield DidNotDo("its nodes are the practice model's, not one was optimized away: save the model an "
+                       "optimizing session writes")
     if model is None:
         return
     import onnx

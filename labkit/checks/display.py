@@ -21,12 +21,25 @@ def panel_html(r: Result) -> str:
         for t in r.tests)
     tests = f"<ul style='list-style:none;padding-left:0.5em;margin:4px 0'>{rows}</ul>" if rows else ""
     msg = "" if (r.status == "passed" and r.tests) else f"<div style='margin:4px 0'>{e(r.message)}</div>"
-    hint = (f"<details style='margin-top:4px'><summary style='cursor:pointer'>Hint</summary>"
-            f"<div style='margin-top:2px'>{e(r.hint)}</div></details>") if r.hint and r.status != "passed" else ""
+    hint = hint_html(r.hint) if r.status != "passed" else ""
     return (f"<div class='labkit-check labkit-{e(r.status)}' style='border-left:5px solid {color};"
             f"padding:6px 10px;margin:4px 0;background:#f6f8fa;font-family:sans-serif;font-size:13px;color:#24292f'>"
             f"<div><b style='color:{color}'>{LABELS.get(r.status, r.status)}</b> · <code>{e(r.exercise)}</code> "
             f"{e(r.title)} · <b>{r.points:g}/{r.max_points:g}</b> points</div>{msg}{tests}{hint}</div>")
+
+
+def hint_html(hint: str) -> str:
+    """The hint's steps (one per line) as nested <details>: each click reveals one more step."""
+    from .registry import hint_steps
+
+    html_ = ""
+    steps = hint_steps(hint)
+    for i, step in reversed(list(enumerate(steps))):
+        label = "Hint" if i == 0 else "Another hint"
+        html_ = (f"<details style='margin-top:4px'><summary style='cursor:pointer'>{label}"
+                 f"{f' ({i + 1} of {len(steps)})' if len(steps) > 1 else ''}</summary>"
+                 f"<div style='margin:2px 0 0 0.8em'>{html.escape(step)}{html_}</div></details>")
+    return html_
 
 
 def mimebundle(r: Result) -> dict:

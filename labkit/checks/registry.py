@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Sequence
 
 from ..cells import is_exercise_id
 
@@ -36,12 +36,17 @@ class Exercise:
     title: str
     points: float
     kind: str
-    hint: str = ""
+    hint: str = ""          # the hint's steps, one per line (see `hints`)
     questions: tuple[Question, ...] = ()
 
     @property
     def lesson(self) -> str:
         return self.id[:2]
+
+    @property
+    def hints(self) -> list[str]:
+        """The hint's steps in order: a nudge naming the concept, then the API; never the code."""
+        return hint_steps(self.hint)
 
     # the judge side, for the learner's own notebook and for tests (never in a graded kernel)
     @property
@@ -60,23 +65,38 @@ class Exercise:
 REGISTRY: dict[str, Exercise] = {}
 
 
-def declare(id: str, *, title: str, points: float, kind: str, hint: str = "") -> Exercise:
-    """Declare exercise `id` (learner side). A function exercise gets its inputs from its judge module."""
+def hint_steps(hint: str) -> list[str]:
+    """A stored hint (steps one per line) as its list of steps."""
+    return [line for line in (hint or "").split("\n") if line.strip()]
+
+
+def _hint_text(hint: str | Sequence[str], id: str) -> str:
+    """`hint=` as stored: a list of steps (or one string, a single step) becomes one line per step."""
+    steps = [hint] if isinstance(hint, str) else list(hint)
+    if not all(isinstance(h, str) and "\n" not in h for h in steps):
+        raise ValueError(f"{id}: hint= is a list of one-line steps")
+    return "\n".join(h.strip() for h in steps if h.strip())
+
+
+def declare(id: str, *, title: str, points: float, kind: str, hint: str | Sequence[str] = "") -> Exercise:
+    """Declare exercise `id` (learner side). A function exercise gets its inputs from its judge module.
+
+    `hint`: a list of steps the check panel reveals one click at a time (concept first, then API)."""
     if not is_exercise_id(id):
         raise ValueError(f"exercise id {id!r} must look like '01.name'")
     if kind not in KINDS or kind == "quiz":
         raise ValueError(f"{id}: kind must be one of function, value, onnx (quizzes use quiz())")
-    REGISTRY[id] = ex = Exercise(id, title, float(points), kind, hint)
+    REGISTRY[id] = ex = Exercise(id, title, float(points), kind, _hint_text(hint, id))
     return ex
 
 
-def quiz(id: str, *, title: str, points: float, questions: list[Question], hint: str = "") -> Exercise:
+def quiz(id: str, *, title: str, points: float, questions: list[Question], hint: str | Sequence[str] = "") -> Exercise:
     """Declare a multiple-choice quiz; the answer is a dict {question key: option letter}."""
     if not is_exercise_id(id):
         raise ValueError(f"exercise id {id!r} must look like '01.name'")
     if not questions or len({q.key for q in questions}) != len(questions):
         raise ValueError(f"{id}: a quiz needs questions with distinct keys")
-    REGISTRY[id] = ex = Exercise(id, title, float(points), "quiz", hint, tuple(questions))
+    REGISTRY[id] = ex = Exercise(id, title, float(points), "quiz", _hint_text(hint, id), tuple(questions))
     return ex
 
 

@@ -7,7 +7,10 @@ from __future__ import annotations
 from ..checks.registry import Question, declare, quiz
 
 declare("00.relu", title="ReLU in numpy", points=2, kind="function",
-        hint="ReLU keeps positive values and turns negative ones into 0: look at np.maximum.")
+        hint=[
+            'ReLU keeps positive values and turns every negative value into 0, element by element.',
+            'numpy has an element-wise maximum of an array and a number (np.maximum).',
+        ])
 
 quiz("00.quiz", title="How checks work", points=2, questions=[
     Question('q1', 'A check cell shows *Not attempted*. What does that mean?',

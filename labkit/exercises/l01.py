@@ -7,13 +7,22 @@ from __future__ import annotations
 from ..checks.registry import Question, declare, quiz
 
 declare("01.sigmoid_model", title="Build Y = Sigmoid(X·W + B)", points=4, kind="onnx",
-        hint="Nodes MatMul(X, W) -> Add(·, B) -> Sigmoid(·) -> Y. Give X the shape ['batch', 4] (a string is a symbolic dimension) and store W and B as initializers with numpy_helper.from_array.")
+        hint=[
+            'Three nodes in a row: a matrix product, the bias added, the sigmoid; W and B are stored weights, not inputs; declare X and Y with a symbolic (string) batch dimension.',
+            'onnx.helper: make_node, make_tensor_value_info, make_graph, make_model (opset_imports, ir_version); onnx.numpy_helper.from_array turns W and B into initializers.',
+        ])
 
 declare("01.run_both", title="Run a model with onnx.reference and ONNX Runtime", points=3, kind="function",
-        hint="ReferenceEvaluator(model_bytes).run(None, {'X': x})[0] and InferenceSession(model_bytes, providers=['CPUExecutionProvider']).run(None, {'X': x})[0].")
+        hint=[
+            "Two engines run the same bytes: the specification's own Python interpreter and ONNX Runtime; each returns a list of outputs and you want the first.",
+            "onnx.reference.ReferenceEvaluator and onnxruntime.InferenceSession (providers=['CPUExecutionProvider']); both have run(output_names, feed_dict).",
+        ])
 
 declare("01.versions", title="Read the IR version and the opset", points=2, kind="function",
-        hint="Parse with onnx.load_from_string. ir_version is a field of the model; the opset is in model.opset_import: pick the entry whose domain is '' (the default ai.onnx domain).")
+        hint=[
+            'The IR version belongs to the file format; the opset belongs to a domain, and the default domain is the empty string.',
+            "onnx.load_from_string, then the model's ir_version field and its opset_import entries (domain, version).",
+        ])
 
 quiz("01.quiz", title="What ONNX is", points=4, questions=[
     Question("q1", "What is ONNX?",

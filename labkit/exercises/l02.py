@@ -9,17 +9,22 @@ import numpy as np
 from ..checks.registry import Question, declare, quiz
 
 declare("02.count_params", title="Count the parameters in a graph", points=3, kind="function",
-        hint="Add up np.prod(t.dims) over model.graph.initializer whose data_type is a float type (FLOAT, FLOAT16, DOUBLE, BFLOAT16). Then, for each ConstantOfShape node whose input is an initializer, add the product of the shape values stored in it (numpy_helper.to_array). Do not count graph inputs: in old models they repeat the initializers.")
+        hint=[
+            'Count the stored float weights; old exporters also list them as graph inputs (do not count twice), and some weights are made at load time from a stored shape.',
+            'model.graph.initializer (dims, data_type), ConstantOfShape nodes and onnx.numpy_helper.to_array.',
+        ])
 
 declare("02.bad_initializer", title="Find the initializer that breaks shape inference", points=3, kind="function",
-        hint="Run onnx.shape_inference.infer_shapes(model, strict_mode=True) in a try block. The error names the first "
-             "failing node ('node name: ...'); find that node in model.graph.node and return the one of its inputs that "
-             "is an initializer. Return None when inference succeeds.")
+        hint=[
+            "Strict shape inference stops at the first node whose inputs do not fit, and its message names that node; one of the node's inputs is a stored weight with the wrong shape.",
+            "onnx.shape_inference.infer_shapes(model, strict_mode=True) in a try block; model.graph.node and model.graph.initializer to go from the node's name to its initializer.",
+        ])
 
 declare("02.repair_conversion", title="Repair a broken opset conversion", points=3, kind="onnx",
-        hint="Someone wrote 21 into opset_import without converting. Run onnx.checker.check_model(broken, full_check=True) "
-             "and read which node it rejects and why (an attribute that later opsets moved to an input). Put back an opset "
-             "number in which those nodes are valid, then let onnx.version_converter.convert_version take the model to 21.")
+        hint=[
+            'Writing a new opset number converts nothing: the nodes still have the form of the old opset (attributes that later opsets moved to inputs). Go back to an opset where they are valid, then convert for real.',
+            'onnx.checker.check_model(model, full_check=True) names the node it rejects; onnx.version_converter.convert_version does the conversion.',
+        ])
 
 quiz("02.quiz", title="Reading a model's structure", points=4, questions=[
     Question("q1", "The light ResNet-50 file is 78 KiB, yet the model has 25 million parameters. Why?",

@@ -10,25 +10,28 @@ import numpy as np
 from ..checks.registry import Question, declare, quiz
 
 declare("03.dynamic_batch", title="Export the course CNN with a dynamic batch", points=4, kind="onnx",
-        hint="program = torch.onnx.export(model, (example,), dynamo=True, dynamic_shapes={'input': {0: 'batch'}}) "
-             "then program.save(path). The key is the name of forward's argument (nn.Sequential calls it 'input'). "
-             "Export model = trained_cnn() (in eval mode), not a model you trained or built yourself.")
+        hint=[
+            'Export the course model in eval mode with its first dimension declared dynamic, and keep the weights inside the one file.',
+            "torch.onnx.export(..., dynamo=True, dynamic_shapes=...) keyed by the name of forward's argument; program.save(path).",
+        ])
 
 declare("03.faithful", title="Decide whether an export is faithful", points=4, kind="function",
-        hint="Run the ONNX model (onnxruntime.InferenceSession(onnx_model.SerializeToString(), ...)) and net "
-             "(under torch.no_grad()) on the same random inputs at several batch sizes, small and large, not only "
-             "example's. Compare with np.testing.assert_allclose(rtol=1e-3, atol=1e-5): a relative tolerance, because "
-             "large logits differ by more than 1e-5 after a correct export. A run that raises means not faithful.")
+        hint=[
+            'An export is faithful when both run on inputs it never saw, at batch sizes on both sides of any branch, and agree within a relative tolerance; a run that fails means not faithful.',
+            'onnxruntime.InferenceSession on onnx_model.SerializeToString(), the net under torch.no_grad(), and np.allclose with rtol and atol.',
+        ])
 
 declare("03.raw_input", title="Bake the preprocessing into the model", points=4, kind="onnx",
-        hint="Wrap the CNN in a module whose forward does net(pixels.to(torch.float32) / 16), export the wrapper with "
-             "a uint8 example such as torch.from_numpy(raw.x_test[:4]) and a dynamic batch.")
+        hint=[
+            'Put the preprocessing inside the model: a wrapper module whose forward turns raw uint8 pixels into what the CNN expects, exported with a uint8 example and a dynamic batch.',
+            'torch.nn.Module with forward(pixels); Tensor.to(torch.float32); torch.onnx.export(..., dynamo=True, dynamic_shapes=...).',
+        ])
 
 declare("03.custom_op", title="Translate a custom operator to standard ONNX", points=4, kind="function",
-        hint="sign(x) * max(|x| - threshold, 0) with ONNX operators: op.Sign, op.Abs, op.Sub, op.Relu, op.Mul "
-             "(or op.Where for the three cases). Export Shrinker(threshold), the argument and not 0.5, with "
-             "custom_translation_table={torch.ops.lab.soft_threshold.default: soft_threshold_onnx} and "
-             "dynamic_shapes={'x': {0: 'batch'}}, and return program.model_proto.")
+        hint=[
+            'Write soft-thresholding with standard operators: the sign of x times how far |x| lies beyond the threshold (never below 0); export the module with the threshold it was given.',
+            'An onnxscript function using op.Sign, op.Abs, op.Sub, op.Relu, op.Mul (or op.Where); torch.onnx.export(..., custom_translation_table=..., dynamic_shapes=...) and program.model_proto.',
+        ])
 
 quiz("03.quiz", title="Exports that lie, and how to catch them", points=4, questions=[
     Question("q1", "forward() contains `if x.shape[0] > 4:`. You export with dynamo=True, an example batch of 8 and "

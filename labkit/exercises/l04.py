@@ -9,13 +9,22 @@ import numpy as np
 from ..checks.registry import Question, declare, quiz
 
 declare("04.predict", title="Batched predictions with one session", points=3, kind="function",
-        hint="Read the input name from session.get_inputs()[0].name. Loop with for start in range(0, len(images), batch_size), run images[start:start + batch_size], take argmax(axis=1) of the first output and collect the pieces. With 0 images there is nothing to concatenate: return np.zeros(0, dtype=np.int64).")
+        hint=[
+            'Run the images in slices of at most batch_size, keep the predicted class of each, join the pieces; zero images is a valid input.',
+            'session.get_inputs()[0].name, session.run(None, feed), argmax over the classes, np.concatenate.',
+        ])
 
 declare("04.top_operator", title="Read the top operator from a profile", points=3, kind="function",
-        hint="If you get a str, open it and json.load it. Keep events whose 'cat' is 'Node'; the operator type is event['args']['op_name'] (node names are not operator types); add up event['dur'] per operator over all runs, then take the largest total.")
+        hint=[
+            'A profile is a list of timed events; only the node events count, grouped by operator type (not node name), their durations summed over all runs.',
+            "json.load; an event's 'cat', 'dur' and args['op_name']; a dict or collections.Counter of totals.",
+        ])
 
 declare("04.choose_providers", title="Choose execution providers with a fallback", points=2, kind="function",
-        hint="Walk through `preferred` in its order; stop at 'CPUExecutionProvider'; keep a name only if it is in `available` and not already chosen; finally append 'CPUExecutionProvider'.")
+        hint=[
+            'Keep the preference order, skip what this machine does not have, never list a provider twice, and always end with the CPU, which runs everything.',
+            "A loop over `preferred` with a membership test in `available`; 'CPUExecutionProvider'.",
+        ])
 
 quiz("04.quiz", title="Running models with ONNX Runtime", points=4, questions=[
     Question("q1", "You ask for providers=['CUDAExecutionProvider', 'CPUExecutionProvider'] and session.get_providers() returns ['CPUExecutionProvider']. What happened?",

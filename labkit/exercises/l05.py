@@ -9,10 +9,16 @@ import numpy as np
 from ..checks.registry import Question, declare, quiz
 
 declare("05.fold_bn", title="Fold BatchNorm into Conv weights", points=3, kind="function",
-        hint="s = gamma / np.sqrt(var + eps) has one value per output channel (axis 0 of W). Reshape it to (C_out, 1, 1, ...) with s.reshape((-1,) + (1,) * (W.ndim - 1)) before multiplying W. b' = (b - mean) * s + beta, where a missing bias (b=None) counts as zeros.")
+        hint=[
+            'BatchNormalization at inference is a per-output-channel scale and shift: the scale multiplies W, scale and shift together make the new bias (a missing bias is zeros).',
+            "np.sqrt, and broadcasting the per-channel factor over W's other axes (reshape with -1 and ones).",
+        ])
 
 declare("05.fold_graph", title="Fold every Conv+BatchNormalization pair of a graph", points=4, kind="function",
-        hint="For each BatchNormalization whose input comes from a Conv that nothing else reads: fold the BN parameters into new weight and bias initializers of that Conv, give the Conv the BN's output name, delete the BN node. Leave every other node alone (Identity, Add, a BN after a Relu, a Conv whose output is also used elsewhere). Return the model (an onnx.ModelProto).")
+        hint=[
+            "Only a BatchNormalization fed by a Conv that nothing else reads folds; fold its parameters into that Conv's weights and bias, let the Conv write the BN's output, and leave every other node as it was (no optimizer: it does more than folding).",
+            'model.graph.node and model.graph.initializer; onnx.numpy_helper.to_array / from_array; your fold_bn from above.',
+        ])
 
 quiz("05.quiz", title="Predict what each optimization level does", points=4, questions=[
     Question("q1", "Which operators disappear from the light ResNet-50 at the BASIC level?",
@@ -28,10 +34,16 @@ quiz("05.quiz", title="Predict what each optimization level does", points=4, que
 ])
 
 declare("05.portable", title="Save a portable optimized model", points=3, kind="onnx",
-        hint="SessionOptions(): graph_optimization_level = ORT_ENABLE_EXTENDED and optimized_model_filepath = 'artifacts/practice_extended.onnx'; creating the InferenceSession writes the file.")
+        hint=[
+            'Pick the optimization level that fuses operators for the CPU provider but does not add this machine\'s blocked memory layout (the level above it does); the session that optimizes can also write the optimized model to a file.',
+            'onnxruntime.SessionOptions: graph_optimization_level and optimized_model_filepath.',
+        ])
 
 declare("05.rewrite_rule", title="A rewrite rule with onnxscript: MatMul + Add -> Gemm", points=3, kind="function",
-        hint="target(op, x, w, b) returns op.Add(op.MatMul(x, w), b); replacement(op, x, w, b) returns op.Gemm(x, w, b); the condition returns True only when x and w have rank 2 and b rank 1 (x.shape may be None: check it). pattern.RewriteRuleSet([pattern.RewriteRule(target, replacement, condition)], commute=True) also matches Add(b, MatMul(x, w)). Return onnxscript.rewriter.rewrite(model, pattern_rewrite_rules=that rule set).")
+        hint=[
+            'A rewrite rule has a pattern to find (MatMul then Add), a replacement (Gemm) and a condition: Gemm takes 2-D inputs only, so the rule must refuse other ranks; Add is commutative.',
+            'onnxscript.rewriter.pattern: RewriteRule(target, replacement, condition), RewriteRuleSet(..., commute=True), then onnxscript.rewriter.rewrite(model, pattern_rewrite_rules=...).',
+        ])
 
 
 # ---------------------------------------------------------------- lesson material (handed to the learner)

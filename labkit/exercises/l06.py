@@ -9,19 +9,34 @@ import numpy as np
 from ..checks.registry import Question, declare, quiz
 
 declare("06.quantize", title="quantize(x, scale, zero_point, qmin, qmax)", points=3, kind="function",
-        hint="Divide by the scale, round with np.round (halves to even, like ONNX QuantizeLinear), add the zero point, clamp with np.clip(..., qmin, qmax), then .astype(np.int32). Numpy broadcasting handles per-channel scales.")
+        hint=[
+            'Quantizing maps a real value to the nearest level: divide by the scale, round, shift by the zero point, then clamp to the integer range.',
+            'np.round (halves to even, like QuantizeLinear), np.clip, .astype(np.int32); broadcasting handles per-channel scales.',
+        ])
 
 declare("06.dequantize", title="dequantize(q, scale, zero_point)", points=2, kind="function",
-        hint="Convert first, then subtract: (q.astype(np.int32) - zero_point) * scale, returned as float32. In int8 or uint8, -128 - 10 or 0 - 128 wraps around to a wrong value.")
+        hint=[
+            'Undo the shift, then the scale; do the subtraction in a type wide enough that it cannot wrap around.',
+            'ndarray.astype(np.int32) before subtracting, result as float32.',
+        ])
 
 declare("06.choose_qparams", title="choose_qparams(x, qmin, qmax, symmetric)", points=3, kind="function",
-        hint="Follow the steps of the prompt. Common slips: a range that does not include 0; symmetric with a signed type must first set qmin = -qmax (int8: [-127, 127], as ONNX Runtime does); int() (which truncates) instead of np.round for the zero point; dividing by a zero scale for an all-zero tensor.")
+        hint=[
+            'The range must contain 0 so that 0 is exact; symmetric quantization centres the range and, with a signed type, drops the lowest level; an all-zero tensor still needs a usable scale.',
+            'np.min, np.max, np.round for the zero point (not int(), which truncates).',
+        ])
 
 declare("06.calibration", title="A calibration reader for static quantization", points=4, kind="function",
-        hint="Read the input name from the model (onnx.load(model_path).graph.input[0].name). DigitsReader(images, input_name).get_next() returns {input_name: the next float32 batch of the images you were given}, then None. quantize_static(model_path, out_path, reader, quant_format=QuantFormat.QDQ, per_channel=True), then return onnx.load(out_path).")
+        hint=[
+            "Static quantization needs a reader that hands out exactly the images you were given, batch by batch, under the model's own input name; then quantize in QDQ format with one scale per output channel of the weights.",
+            'onnxruntime.quantization: CalibrationDataReader.get_next (returns None when done), quantize_static with quant_format and per_channel; onnx.load for the result.',
+        ])
 
 declare("06.int4_blocks", title="Block-wise int4 weights, as MatMulNBits stores them", points=3, kind="function",
-        hint="n_blocks = ceil(K / block_size). Pad w with zero rows to n_blocks * block_size, reshape to (n_blocks, block_size, N) and transpose(2, 0, 1) to (N, n_blocks, block_size): a transpose, not a reshape. Per block (axis=2): rmin = min(block.min(), 0), rmax = max(block.max(), 0), scale = (rmax - rmin) / 15, zero_point = np.round(-rmin / scale), q = np.clip(np.round(w / scale + zero_point), 0, 15). A block of zeros has scale 0: divide by 1 there instead, which gives zero point 0 and codes 0. Return q and zero_points as np.uint8, scales as np.float32.")
+        hint=[
+            'Each column of W is cut along K into blocks (the last one padded); each block gets its own scale and zero point from a range that contains 0, and codes 0..15; MatMulNBits stores the columns first.',
+            "np.pad, reshape and transpose (not reshape alone) to (N, n_blocks, block_size), min/max along the last axis, np.round and np.clip; q and zero points as uint8, scales as float32. Compute it yourself: ONNX Runtime's quantizer is not the answer.",
+        ])
 
 quiz("06.quiz", title="Choosing a quantization method", points=4, questions=[
     Question("q1", "Model A is a text model made mostly of large MatMul layers (tens of MB of weights), run one sentence at a time on a server CPU, and you have no representative input data at hand. Which method do you try first?",

@@ -7,13 +7,22 @@ from __future__ import annotations
 from ..checks.registry import Question, declare, quiz
 
 declare("07.block_counts", title="Count the ink in 4×4 blocks", points=2, kind="function",
-        hint="Reshape (32, 32) to (8, 4, 8, 4): axis 0 picks the block row, axis 1 the row inside the block, axis 2 the block column, axis 3 the column inside the block. Then sum over axes 1 and 3.")
+        hint=[
+            'Each output cell counts the ink in its 4×4 block: split each axis into (block index, position in the block) and sum over the positions.',
+            'ndarray.reshape into four axes and .sum(axis=...) over two of them.',
+        ])
 
 declare("07.ort_file", title="Convert the fp32 model to ORT format", points=4, kind="onnx",
-        hint="python -m onnxruntime.tools.convert_onnx_models_to_ort --optimization_style Runtime --output_dir artifacts/ort_fp32 artifacts/digits_fp32_b1.onnx writes digits_fp32_b1.with_runtime_opt.ort; hand in that path.")
+        hint=[
+            "A phone gets an ORT-format file converted from the model whose batch is fixed to 1, with optimizations that run on any CPU (not ones saved for this machine's x86 layout).",
+            'python -m onnxruntime.tools.convert_onnx_models_to_ort and its --optimization_style and --output_dir options; hand in the .ort path it writes.',
+        ])
 
 declare("07.fix_batch", title="Fix the batch dimension the checker complains about", points=3, kind="function",
-        hint="Look at model.graph.input[0].type.tensor_type.shape.dim[0]: if it has a dim_param, make_dim_param_fixed(model.graph, that name, 1); if it has neither a value nor a name, make_input_shape_fixed(model.graph, input name, [1, 1, 8, 8]). Then fix_output_shapes(model) (all three from onnxruntime.tools.onnx_model_utils). Work on a copy and return it.")
+        hint=[
+            'The batch dimension may have a name or no name at all; fix it to 1 on the input, then let the output shapes follow; work on a copy.',
+            "onnxruntime.tools.onnx_model_utils: make_dim_param_fixed, make_input_shape_fixed, fix_output_shapes; the input's type.tensor_type.shape.dim.",
+        ])
 
 quiz("07.quiz", title="Pick the execution provider", points=4, questions=[
     Question("q1", "Phone A runs Android 12 and its vendor ships an NNAPI driver for its NPU. Your uint8-activation model has a fixed batch and the checker reports one NNAPI partition covering every node. What do you try?",

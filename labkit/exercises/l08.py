@@ -7,17 +7,22 @@ from __future__ import annotations
 from ..checks.registry import Question, declare, quiz
 
 declare("08.rgba_alpha", title="Read the ink from the canvas's RGBA bytes", points=2, kind="function",
-        hint="ImageData.data is one flat array: R, G, B, A of pixel (0, 0), then of pixel (0, 1), ... row by row. "
-             "Reshape to (height, width, 4) and take the last channel.")
+        hint=[
+            'ImageData.data is one flat array of RGBA bytes, pixel after pixel, row by row; alpha is the 4th byte of each pixel.',
+            'np.asarray, reshape to (height, width, 4) and index the last axis.',
+        ])
 
 declare("08.threads", title="How many threads will ONNX Runtime Web use?", points=3, kind="function",
-        hint="Two questions in turn: is numThreads a positive integer (if not, the default applies, and it "
-             "depends on crossOriginIsolated)? Can this page share memory between threads at all "
-             "(crossOriginIsolated)? Read the source printed above the exercise.")
+        hint=[
+            'Two questions in turn: is numThreads a positive integer (if not, the default applies, and it depends on crossOriginIsolated)? Can this page share memory between threads at all?',
+            'Read the source printed above the exercise: isinstance checks, min, math.ceil.',
+        ])
 
 declare("08.web_model", title="Prepare the model for the web", points=3, kind="onnx",
-        hint="onnx.load reads the external data into the model; clear doc_string and metadata_props "
-             "(model, graph, every node); onnx.save writes one file.")
+        hint=[
+            'A web page fetches one URL: every weight must be inside the file, and nothing the exporter wrote about your machine (doc strings, metadata) may be left on the model, the graph or any node.',
+            'onnx.load (it reads the external data in), the doc_string and metadata_props fields, ClearField, onnx.save.',
+        ])
 
 _QUESTIONS = [
     ("q1", "Your page sets ort.env.wasm.numThreads = 4, but the server sends no COOP/COEP headers. What happens?",

@@ -186,7 +186,7 @@ CORPUS = {
         Wrong("order of available", answer=lambda a, p: [x for x in a if x in p and x != CPU] + [CPU]),
         Wrong("no CPU fallback", answer=lambda a, p: list(dict.fromkeys(x for x in (p[:p.index(CPU)] if CPU in p else p) if x in a))),
         Wrong("preferred returned as is", answer=lambda a, p: list(p)),
-        Wrong("available returned as is", answer=lambda a, p: list(a)),
+        Wrong("available returned as is", answer=lambda a, p: list(a), skipped_skill=True),
         Wrong("CPU first", answer=lambda a, p: [CPU] + list(dict.fromkeys(x for x in (p[:p.index(CPU)] if CPU in p else p) if x in a))),
     ],
 }

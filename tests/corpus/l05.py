@@ -229,6 +229,13 @@ def _rewrite_by_hand_everything(model):
     return m
 
 
+def _onnxscript_optimized(model):
+    """Not folding at all: onnxscript's optimizer (constant folding, Identity removal) on the graph."""
+    import onnxscript.optimizer
+
+    return onnxscript.optimizer.optimize(model)
+
+
 def _ort_basic(model):
     return _ort_shortcut(model)
 
@@ -247,10 +254,11 @@ CORPUS = {
     "05.fold_graph": [
         Right("rebuilt node and initializer lists", answer=_fold_rebuild),
         Right("in-place pass on a copy", answer=lambda m: _fold_model(m)),
-        Wrong("ORT BASIC file instead of folding", answer=_ort_shortcut, outputs_wrong=False),
+        Wrong("ORT BASIC file instead of folding", answer=_ort_shortcut, skipped_skill=True),
+        Wrong("onnxscript's optimizer instead of folding", answer=_onnxscript_optimized, skipped_skill=True),
         Wrong("ORT EXTENDED file instead of folding",
-              answer=lambda m: _ort_shortcut(m, ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED), outputs_wrong=False),
-        Wrong("the practice model's BASIC file for every graph", answer=lambda m: _practice_basic_file()),
+              answer=lambda m: _ort_shortcut(m, ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED), skipped_skill=True),
+        Wrong("the practice model's BASIC file for every graph", answer=lambda m: _practice_basic_file(), skipped_skill=True),
         Wrong("folds a Conv whose output is also read elsewhere", answer=lambda m: _fold_model(m, check_uses=False)),
         Wrong("epsilon 1e-5 everywhere", answer=lambda m: _fold_model(m, eps=1e-5)),
         Wrong("BN removed, not folded", answer=lambda m: _fold_model(m, rewire_only=True)),
@@ -259,7 +267,7 @@ CORPUS = {
         Wrong("only the first pair", answer=lambda m: _fold_model(m, only_first=True)),
         Wrong("names of the practice model hard-coded",
               answer=lambda m: _fold_model(m, names={"conv1", "conv2", "conv3"})),
-        Wrong("returns the model unchanged", answer=lambda m: m),
+        Wrong("returns the model unchanged", answer=lambda m: m, skipped_skill=True),
     ],
     "05.rewrite_rule": [
         Right("one rule, commute=True, rank condition", answer=_rule_rewriter()),
@@ -268,19 +276,18 @@ CORPUS = {
         Wrong("Add(bias, MatMul) not matched", answer=_rule_rewriter(commute=False)),
         Wrong("Gemm with transB=1", answer=_rule_rewriter(gemm_attrs={"transB": 1})),
         Wrong("by hand, every pair, ranks ignored", answer=_rewrite_by_hand_everything),
-        Wrong("ONNX Runtime's optimizer instead of a rule", answer=_ort_basic),
-        Wrong("returns the model unchanged", answer=lambda m: m),
+        Wrong("ONNX Runtime's optimizer instead of a rule", answer=_ort_basic, skipped_skill=True),
+        Wrong("returns the model unchanged", answer=lambda m: m, skipped_skill=True),
     ],
     "05.portable": [
         Right("EXTENDED, written by the session", make=lambda tmp: _saved(tmp, L.ORT_ENABLE_EXTENDED)),
         Right("ALL without the NCHWc transformer, as a ModelProto",
               make=lambda tmp: onnx.load(_saved(tmp, L.ORT_ENABLE_ALL, disabled_optimizers=["NchwcTransformer"]))),
-        Wrong("ALL level (NCHWc on x86)", make=lambda tmp: _saved(tmp, L.ORT_ENABLE_ALL), outputs_wrong=False),
-        Wrong("BASIC level", make=lambda tmp: _saved(tmp, L.ORT_ENABLE_BASIC), outputs_wrong=False),
-        Wrong("DISABLE level", make=lambda tmp: _saved(tmp, L.ORT_DISABLE_ALL), outputs_wrong=False),
-        Wrong("the original practice model", answer=practice_model(), outputs_wrong=False),
-        Wrong("folded by hand, no fusions", answer=_fold_model(onnx.load_from_string(practice_model())),
-              outputs_wrong=False),
+        Wrong("ALL level (NCHWc on x86)", make=lambda tmp: _saved(tmp, L.ORT_ENABLE_ALL)),
+        Wrong("BASIC level", make=lambda tmp: _saved(tmp, L.ORT_ENABLE_BASIC)),
+        Wrong("DISABLE level", make=lambda tmp: _saved(tmp, L.ORT_DISABLE_ALL), skipped_skill=True),
+        Wrong("the original practice model", answer=practice_model(), skipped_skill=True),
+        Wrong("folded by hand, no fusions", answer=_fold_model(onnx.load_from_string(practice_model()))),
         Wrong("EXTENDED file of another practice seed", make=lambda tmp: _saved(tmp, L.ORT_ENABLE_EXTENDED, _other_weights())),
         Wrong("a path that does not exist yet", answer="artifacts/practice_extended_typo.onnx"),
     ],
