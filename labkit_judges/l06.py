@@ -285,6 +285,15 @@ CALIB_TESTS = tuple(f"{m}: {k}" for m in CALIB_MODELS for k in CALIB_KINDS)
 CALIB_SKILL = tuple(t for t in CALIB_TESTS if t.endswith(("per-channel weights", "given images", "reference")))
 
 
+#: how close an activation scale must be to MinMax's on the given images. MinMax is exact arithmetic (the
+#: smallest and largest value seen, whatever the batches), so right answers agree to float32 rounding (~1e-7).
+#: Percentile calibration lands on the edge of a histogram bin below the largest value: (max - min) / 2048
+#: lower, 2.5e-4 to 4.9e-4 relative on these models, so 1e-4 tells it apart. Entropy calibration (ONNX Runtime
+#: 1.31) keeps the full range on sets this small: its file is MinMax's, byte for byte in the scales, so no test
+#: can (or needs to) tell it apart here.
+CALIB_RTOL = 1e-4
+
+
 def calibration_model(seed: int, k: int) -> bytes:
     """A small digits CNN with random weights (Conv-Relu-Conv-Relu-MaxPool-Flatten-Gemm) and input name of its own."""
     from onnx import TensorProto, helper, numpy_helper
@@ -315,7 +324,7 @@ def calibration_images(seed: int, k: int) -> np.ndarray:
 
     x = digits().x_train
     rng = np.random.default_rng(seed * 19 + 6070 + k)
-    n = int(rng.integers(40, 120))
+    n = 16 * int(rng.integers(3, 8))  # 48..112: batches of 8, 16 (and 32 for half the sizes) are all equal
     return np.ascontiguousarray(x[np.sort(rng.choice(len(x), n, replace=False))])
 
 
@@ -416,14 +425,16 @@ def _calibration(outputs, seed):
             off = []
             for t, s_want in want.items():
                 s_got = have.get(t)
-                if s_got is None or not np.isclose(s_got, s_want, rtol=2e-3):
+                if s_got is None or not np.isclose(s_got, s_want, rtol=CALIB_RTOL, atol=0):
                     off.append((t, s_want, s_got))
             msg = (f"{len(want)} activation scales match a calibration on the {len(calibration_images(seed, k))} "
                    "given images" if not off else
                    f"{len(off)} of {len(want)} activation scales differ from a calibration on the given images, e.g. "
                    f"{off[0][0]!r}: expected {off[0][1]:.4g}, got "
-                   + (f"{off[0][2]:.4g}" if off[0][2] is not None else "none") +
-                   ": does get_next() hand out every given image, unchanged, under the model's input name?")
+                   + (f"{off[0][2]:.4g}" if off[0][2] is not None else "none")
+                   + (": slightly below MinMax's, as Percentile or Entropy calibration gives — keep the default "
+                      "calibrate_method (MinMax)" if off and all(g is not None and 0.98 * w < g < w for _, w, g in off) else
+                      ": does get_next() hand out every given image, unchanged, under the model's input name?"))
             yield TestResult(names[2], not off, msg)
         x = digits_for_outputs(seed)
         try:
@@ -463,7 +474,15 @@ def digits_for_outputs(seed: int) -> np.ndarray:
 
 TIE_MARGIN = 2e-5
 INT4_CASES = ("K a multiple of block_size", "K not a multiple of block_size (a shorter last block)",
-              "blocks of 64 over a wider matrix", "all-positive, all-negative and all-zero columns")
+              "blocks of 64 over a wider matrix", "all-positive, all-negative and all-zero columns",
+              "a block size ORT's quantizer refuses (8, 12 or 24 rows: the math works for any size)")
+#: the case whose block size MatMulNBits' kernels (and ORT's MatMulNBitsQuantizer) do not take: a power of two
+#: from 16 up. Decision (docs/authoring.md): the exercise is the block-wise arithmetic, so calling ORT's
+#: MatMulNBitsQuantizer and unpacking its output is a library doing the very thing asked. Its outputs equal the
+#: reference wherever it runs, so this case tells it apart: the arithmetic works for any block size, the
+#: quantizer raises (MlasQuantizeBlockwise). Its reference is int4_blocks_ref, the same arithmetic in numpy
+#: (tests/test_l06.py checks it against ORT's quantizer on many seeds).
+INT4_ANY_CASE = 4
 INT4_RUN = "your arrays run in MatMulNBits like ORT's own quantized model"
 INT4_SHAPES = "three arrays with MatMulNBits' shapes and dtypes"
 INT4_TESTS = (INT4_SHAPES, *INT4_CASES, INT4_RUN)
@@ -535,10 +554,12 @@ def _int4_cases(seed: int) -> list[tuple]:
     k2 = 64 * 2 + int(rng.integers(1, 64))
     k3 = 16 * 3 + int(rng.integers(1, 16))
     signs = list(rng.permutation(["+", "-", "0", "~", "~", "+", "-"]))
+    bs4 = int(rng.choice([8, 12, 24]))
     return [(_int4_weights(rng, k0, int(rng.integers(6, 11)), bs0), bs0),
             (_int4_weights(rng, k1, int(rng.integers(6, 11)), bs1), bs1),
             (_int4_weights(rng, k2, int(rng.integers(12, 17)), 64), 64),
-            (_int4_weights(rng, k3, len(signs), 16, signs), 16)]
+            (_int4_weights(rng, k3, len(signs), 16, signs), 16),
+            (_int4_weights(rng, bs4 * 3 + int(rng.integers(1, bs4)), int(rng.integers(5, 9)), bs4), bs4)]
 
 
 def _one_matmul(w: np.ndarray):
@@ -665,7 +686,10 @@ def _int4_compare(name: str, got, w, block_size: int) -> TestResult:
     if problem:
         return TestResult(name, False, problem)
     q, scales, zero_points = (np.asarray(a, np.float64) for a in got)
-    want_q, want_s, want_z, _ = ort_int4_blocks(w, block_size)
+    if block_size >= 16 and block_size & (block_size - 1) == 0:
+        want_q, want_s, want_z, _ = ort_int4_blocks(w, block_size)
+    else:  # a block size ORT's quantizer refuses: the same arithmetic in numpy
+        want_q, want_s, want_z = int4_blocks_ref(w, block_size)
     k, n = w.shape
     nb = want_s.shape[1]
     used = (np.arange(nb * block_size) < k).reshape(nb, block_size)
@@ -752,6 +776,14 @@ def _int4_blocks(outputs, seed):
     w, block_size = cases[INT4_RUN_CASE]
     got = outputs[INT4_RUN_CASE] if isinstance(outputs, list) and len(outputs) == len(cases) else None
     yield _int4_run(got, w, block_size, seed)
+    any_size = outputs[INT4_ANY_CASE] if isinstance(outputs, list) and len(outputs) == len(cases) else None
+    if isinstance(any_size, Raised) and any(word in any_size.message for word in
+                                            ("MlasQuantizeBlockwise", "MatMulNBits", "matmul_nbits", "q4_dq")):
+        from labkit.checks import DidNotDo
+
+        yield DidNotDo(f"it fails on blocks of {cases[INT4_ANY_CASE][1]} rows exactly where ONNX Runtime's "
+                       "MatMulNBitsQuantizer refuses them: it unpacks the library's result instead of computing the "
+                       "blocks (the arithmetic works for any block size)")
 
 
 # ---------------------------------------------------------------- 06.quiz

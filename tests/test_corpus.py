@@ -37,6 +37,12 @@ def test_every_judge_declares_its_tests(ex):
     assert spec.tests and spec.skill, f"{ex.id}: @judge(..., tests=..., skill=...) is missing"
 
 
+@pytest.mark.parametrize("ex", GRADED, ids=[e.id for e in GRADED])
+def test_every_hint_is_stepwise(ex):
+    """A nudge naming the concept, then one naming the API (docs/authoring.md, "Hints")."""
+    assert len(ex.hints) >= 2, f"{ex.id}: hint= should be a list of at least two steps, got {ex.hints}"
+
+
 @pytest.mark.parametrize("ex, entry", ENTRIES, ids=[f"{ex.id}-{e.name}" for ex, e in ENTRIES])
 def test_corpus_entry_scores_by_the_rule(ex, entry, tmp_path):
     """Every entry at two seeds: the notebook's and a hidden one (the grader's data path)."""

@@ -82,3 +82,48 @@ def test_a_structure_only_judge_cannot_be_declared():
             judge("99.toy_nogate", tests=("shape",), skill=("outputs",))
     finally:
         REGISTRY.pop("99.toy_nogate", None)
+
+
+def test_the_learners_check_also_runs_a_function_on_inputs_it_has_never_seen():
+    """An answer that replays the outputs it saw at the notebook's seed passes `evaluate(seed=0)` but not the
+    check a learner runs (`check()` adds a fresh seed), so the panel and the grade agree."""
+    from labkit.checks import check, evaluate_unseen, expect_close
+
+    declare("99.toy_unseen", title="toy", points=2, kind="function")
+
+    def cases(seed):
+        return [(float(seed * 10 + i),) for i in range(3)]
+
+    @judge("99.toy_unseen", cases=cases, tests=("doubles",), skill=("doubles",))
+    def _verdict(outputs, seed):
+        yield expect_close("doubles", outputs, [2 * x for (x,) in cases(seed)])
+
+    try:
+        seen = {x: 2 * x for (x,) in cases(0)}
+        replay = lambda x: seen.get(x, 0.0)  # noqa: E731 (the values of the notebook's inputs, learnt by heart)
+        assert evaluate(REGISTRY["99.toy_unseen"], replay).status == "passed"
+        r = check("99.toy_unseen", replay)
+        assert r.status == "failed" and r.message.startswith("On new test inputs (seed "), r
+        assert evaluate_unseen(REGISTRY["99.toy_unseen"], lambda x: 2 * x).status == "passed"
+        right = check("99.toy_unseen", lambda x: 2 * x)
+        assert right.status == "passed" and right.message == evaluate(REGISTRY["99.toy_unseen"], lambda x: 2 * x).message
+    finally:
+        REGISTRY.pop("99.toy_unseen", None)
+        JUDGES.pop("99.toy_unseen", None)
+
+
+def test_hints_are_steps_revealed_one_click_at_a_time():
+    from labkit.checks.display import panel_html
+    from labkit.checks.result import Result
+
+    ex = declare("99.toy_hint", title="toy", points=1, kind="value", hint=["the concept", "the API"])
+    try:
+        assert ex.hints == ["the concept", "the API"]
+        html = panel_html(Result(ex.id, ex.title, "failed", 0, 1, "no", [], ex.hint))
+        assert html.count("<details") == 2 and html.index("the concept") < html.index("the API")
+        assert html.index("the API") > html.index("Another hint")  # the second step sits behind a second click
+        assert "the concept" not in panel_html(Result(ex.id, ex.title, "passed", 1, 1, "ok", [], ex.hint))
+        with pytest.raises(ValueError, match="one-line steps"):
+            declare("99.toy_hint", title="toy", points=1, kind="value", hint=["two\nlines"])
+    finally:
+        REGISTRY.pop("99.toy_hint", None)

@@ -160,13 +160,12 @@ def score(ex: Exercise, spec: JudgeSpec, yielded: list[TestResult | DidNotDo]) -
     share = passed / len(tests)
     if any(not t.passed for t in tests if t.name in spec.skill):
         share = min(share, SKILL_CAP)
+    first = next((t for t in tests if not t.passed), None)
+    message = f"{passed}/{len(tests)} tests passed." + (f" {first.name}: {first.message}" if first else "")
     if skipped:
         share = min(share, SKIPPED_CAP)
         message = (f"This answer does not do the exercise: {skipped[0].message} "
-                   f"(at most {SKIPPED_CAP:.0%} of the points). {passed}/{len(tests)} tests passed.")
-    else:
-        first = next(t for t in tests if not t.passed)
-        message = f"{passed}/{len(tests)} tests passed. {first.name}: {first.message}"
+                   f"(at most {SKIPPED_CAP:.0%} of the points). {message}")
     return Result(ex.id, ex.title, "failed", round(ex.points * share, 2), ex.points, message, tests, ex.hint)
 
 

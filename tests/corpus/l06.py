@@ -130,9 +130,9 @@ def _name(path):
     return onnx.load(str(path)).graph.input[0].name
 
 
-def _calib(data=lambda images: images, name=None, **kw):
+def _calib(data=lambda images: images, name=None, batch_size=16, **kw):
     def quantize_digits(model_path, images):
-        return _quantize(model_path, _Reader(data(np.asarray(images)), name or _name(model_path)), **kw)
+        return _quantize(model_path, _Reader(data(np.asarray(images)), name or _name(model_path), batch_size), **kw)
     return quantize_digits
 
 
@@ -202,10 +202,11 @@ CORPUS = {
         Wrong("the lesson's raw training pixels instead of the given images", answer=_calib(data=lambda images: _raw_pixels())),
         Wrong("a single image", answer=_calib(data=lambda images: images[:1])),
         Wrong("only the first batch", answer=_calib(data=lambda images: images[:16])),
-        Wrong("QOperator format, per-tensor", answer=_calib(quant_format=QuantFormat.QOperator, per_channel=False),
-              outputs_wrong=False),
-        Wrong("QDQ but per-tensor", answer=_calib(per_channel=False), outputs_wrong=False),
-        Wrong("Percentile calibration (not MinMax)", answer=_calib(calibrate_method=CalibrationMethod.Percentile)),
+        Wrong("QOperator format, per-tensor", answer=_calib(quant_format=QuantFormat.QOperator, per_channel=False)),
+        Wrong("QDQ but per-tensor", answer=_calib(per_channel=False)),
+        Wrong("Percentile calibration (not MinMax), equal batches of 16", answer=_calib(calibrate_method=CalibrationMethod.Percentile)),
+        Wrong("Percentile calibration, equal batches of 8", answer=_calib(calibrate_method=CalibrationMethod.Percentile,
+                                                                          batch_size=8)),
         Wrong("input name hard-coded 'image'", answer=_calib(name="image")),
         Wrong("returns a path, not the model", answer=_wrong_path_returned),
     ],
@@ -213,6 +214,14 @@ CORPUS = {
 
 
 # ---------------------------------------------------------------- 06.int4_blocks
+
+
+def _int4_by_ort(w, block_size):
+    """Not the arithmetic: ONNX Runtime's own MatMulNBitsQuantizer on a one-MatMul model, its arrays unpacked."""
+    from labkit_judges.l06 import ort_int4_blocks
+
+    q, scales, zero_points, _ = ort_int4_blocks(w, block_size)
+    return q.astype(np.uint8), scales.astype(np.float32), zero_points.astype(np.uint8)
 
 
 def _int4_loops(w, block_size):
@@ -305,4 +314,5 @@ CORPUS["06.int4_blocks"] = [
     Wrong("16 levels: range / 16", answer=_int4(levels=16)),
     Wrong("scales as (n_blocks, N)", answer=_int4(scales_t=True)),
     Wrong("float codes and zero points (no astype)", answer=_int4(float_codes=True), outputs_wrong=False),
+    Wrong("ONNX Runtime's MatMulNBitsQuantizer, unpacked", answer=_int4_by_ort, skipped_skill=True),
 ]
