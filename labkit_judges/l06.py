@@ -403,6 +403,10 @@ def _calibration(outputs, seed):
             continue
         ops = {n.op_type for n in model.graph.node}
         ref = reference_calibration(seed, k)
+        if not ops & ({"QuantizeLinear", "DequantizeLinear", "QLinearConv", "QLinearMatMul", "QGemm"} | _DYNAMIC_OPS):
+            from labkit.checks import DidNotDo
+
+            yield DidNotDo(f"{label} comes back with no quantization node at all: the float model, nothing quantized")
         if ops & _DYNAMIC_OPS:
             yield TestResult(names[0], False, f"the model holds {sorted(ops & _DYNAMIC_OPS)}: that is dynamic "
                                               "quantization; use quantize_static with your reader")

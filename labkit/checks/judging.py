@@ -205,6 +205,8 @@ def skipped_exercise(ex: Exercise, spec: JudgeSpec, outputs: Any, seed: int) -> 
     if any(isinstance(o, Raised) for o in outputs):
         return None
     if all(_same_plain(o, outputs[0]) for o in outputs[1:]):
+        if outputs[0] is None:
+            return DidNotDo(f"it returns None for all {len(outputs)} test inputs (is a `return` missing?)")
         return DidNotDo(f"it returns the same value for all {len(outputs)} test inputs, so it does not look at them")
     try:
         cases = spec.cases(seed)

@@ -8,6 +8,7 @@ CORPUS = {
         Right("np.where", answer=lambda x: np.where(x > 0, x, 0).astype(x.dtype)),
         Right("clip", answer=lambda x: x.clip(min=0)),
         Right("mask multiply", answer=lambda x: (x > 0) * x),
+        Wrong("returns x unchanged", answer=lambda x: x, skipped_skill=True),
         Wrong("abs", answer=lambda x: np.abs(x)),
         Wrong("min instead of max", answer=lambda x: np.minimum(x, 0)),
         Wrong("flattened", answer=lambda x: np.maximum(x, 0).ravel()),

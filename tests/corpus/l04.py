@@ -158,6 +158,8 @@ CORPUS = {
     "04.predict": [
         Right("np.array_split", answer=_predict_split),
         Right("recursive halves, output name from the session", answer=_predict_recursive),
+        Wrong("class 0 for every image", answer=lambda session, images, batch_size: np.zeros(len(images), np.int64),
+              skipped_skill=True),
         Wrong("one run() for everything", answer=_one_call),
         Wrong("last short batch lost", answer=_drops_last),
         Wrong("input name hard-coded", answer=_fixed_name),
@@ -170,6 +172,8 @@ CORPUS = {
     "04.top_operator": [
         Right("Counter.most_common", answer=_top_counter),
         Right("itertools.groupby, float total", answer=_top_groupby),
+        Wrong("always Conv, the usual suspect", answer=lambda profile: {"op": "Conv", "total_us": 1000},
+              skipped_skill=True),
         Wrong("node name instead of operator type", answer=_top_by(lambda e: e["name"])),
         Wrong("longest single call", answer=_top_longest_call),
         Wrong("Session events counted too", answer=_top_by(lambda e: e["args"].get("op_name", e["name"]), keep=lambda e: True)),

@@ -160,6 +160,7 @@ CORPUS = {
     "06.quantize": [
         Right("rint in float64, int64 arithmetic", answer=_q_rint_f64),
         Right("ONNX QuantizeLinear where it applies", answer=_q_onnx),
+        Wrong("returns x unchanged", answer=lambda x, s, z, lo, hi: x, skipped_skill=True),
         Wrong("round((x - z) / s), the articles' formula",
               answer=lambda x, s, z, lo, hi: np.clip(np.round((x - z) / s), lo, hi).astype(np.int32)),
         Wrong("no clamp", answer=lambda x, s, z, lo, hi: (np.round(x / s) + z).astype(np.int32)),
@@ -197,6 +198,8 @@ CORPUS = {
     "06.calibration": [
         Right("batches of 16, reader as a class", answer=_calib()),
         Right("one image at a time, explicit QInt8", answer=_right_one_at_a_time),
+        Wrong("the float model handed back, nothing quantized", answer=lambda model_path, images: onnx.load(str(model_path)),
+              skipped_skill=True),
         Wrong("uniform noise", answer=_calib(data=_noise)),
         Wrong("raw 0..16 pixels (not scaled)", answer=_calib(data=lambda images: images * 16)),
         Wrong("the lesson's raw training pixels instead of the given images", answer=_calib(data=lambda images: _raw_pixels())),

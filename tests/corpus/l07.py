@@ -132,6 +132,7 @@ CORPUS = {
     "07.block_counts": [
         Right("python loops", answer=_blocks_loops),
         Right("strided slices summed", answer=_blocks_stride),
+        Wrong("the drawing handed back", answer=lambda g: np.asarray(g), skipped_skill=True),
         Wrong("transposed", answer=lambda g: np.asarray(g).astype(bool).reshape(8, 4, 8, 4).sum(axis=(1, 3)).T),
         Wrong("mean instead of count", answer=lambda g: np.asarray(g).astype(bool).reshape(8, 4, 8, 4).mean(axis=(1, 3))),
         Wrong("reshape (8, 8, 4, 4) without transposing", answer=lambda g: np.asarray(g).astype(bool).reshape(8, 8, 4, 4).sum(axis=(2, 3))),

@@ -99,6 +99,7 @@ def web_model(name: str):
 CORPUS = {
     "08.rgba_alpha": [
         Right("every 4th byte from index 3", answer=lambda rgba, w, h: np.asarray(rgba)[3::4].reshape(h, w)),
+        Wrong("the bytes handed back", answer=lambda rgba, w, h: np.asarray(rgba), skipped_skill=True),
         Right("loops", answer=lambda rgba, w, h: np.array([[rgba[4 * (y * w + x) + 3] for x in range(w)] for y in range(h)])),
         Right("list of lists", answer=lambda rgba, w, h: [[int(rgba[(y * w + x) * 4 + 3]) for x in range(w)] for y in range(h)]),
         Wrong("red channel", answer=lambda rgba, w, h: np.asarray(rgba).reshape(h, w, 4)[:, :, 0]),
