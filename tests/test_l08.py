@@ -129,3 +129,21 @@ def test_quiz_explanations_speak_to_every_distractor():
     for q in get("08.quiz").questions:
         right, explain = key[q.key]
         assert all(f"({k})" in explain for k in q.options if k != right), (q.key, explain)
+
+
+def test_the_learners_check_fails_an_answer_that_replays_the_notebooks_values():
+    """The panel runs a function answer on new inputs too (labkit.checks.evaluate_unseen): values learnt by
+    heart from the notebook's cases pass there no more than in the grader."""
+    from labkit.checks import evaluate, evaluate_unseen, get
+    from labkit_judges.l08 import _thread_cases, reference_threads
+
+    seen = {(repr(r), iso, c): reference_threads(r, iso, c) for r, iso, c in _thread_cases(0)}
+
+    def replay(requested, isolated, cores):
+        return seen.get((repr(requested), isolated, cores), 1)
+
+    ex = get("08.threads")
+    assert evaluate(ex, replay).status == "passed"
+    r = evaluate_unseen(ex, replay, seed=12345)
+    assert r.status == "failed" and r.message.startswith("On new test inputs (seed 12345)"), r
+    assert evaluate_unseen(ex, reference_threads, seed=12345).status == "passed"
