@@ -243,6 +243,7 @@ CORPUS = {
     "05.fold_bn": [
         Right("einsum, b=0 by default", answer=_fold_einsum),
         Right("moveaxis in float64", answer=_fold_moveaxis),
+        Wrong("W and b handed back unchanged", answer=lambda W, b, *rest: (W, b), skipped_skill=True),
         Wrong("epsilon forgotten", answer=_fold(no_eps=True)),
         Wrong("variance instead of standard deviation", answer=_fold(no_sqrt=True)),
         Wrong("scale broadcast on the last axis", answer=_fold(axis_last=True)),
