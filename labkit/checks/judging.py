@@ -212,7 +212,9 @@ def error_line(e: BaseException, n: int = 200) -> str:
     text = (str(e).strip().splitlines() or [type(e).__name__])[0]
     text = re.sub(r"^\[ONNXRuntimeError\] : \d+ : \w+ : ", "", text)
     text = re.sub(r"^\S+\.(cc|h|cpp):\d+ [^(]*\([^)]*\)\s*", "", text)
-    return text[:n]
+    from .text import shorten
+
+    return shorten(text, n)
 
 
 def expect_close(name: str, got: Any, want: np.ndarray, *, rtol: float = 1e-4, atol: float = 1e-5) -> TestResult:
