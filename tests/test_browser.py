@@ -7,7 +7,9 @@ runs). For every solution notebook: Run All in the browser, then no error output
 warnings, every widget rendered (no "Error displaying widget"), every check panel rendered and passed,
 every plot drawn, every Netron viewer showing the graph. For lesson 01 (00 until 01 exists): the
 lesson runs with every panel "not attempted", then an exercise is typed into the answer cell's editor,
-run, and its panel turns to passed; the quiz is answered by clicking its radio buttons.
+run, and its panel turns to passed; the quiz is answered by clicking its radio buttons. Every quiz of every
+lesson, in one generated notebook, is laid out at 1024x768 and 1280x800 (options wrap beside their radio
+button, nothing overlaps); saved, closed and reopened, quizzes and other widgets stay readable.
 
 Screenshots go to test-artifacts/screenshots/ (git-ignored). Needs Debian's `chromium`; never runs
 `playwright install`.
@@ -65,6 +67,31 @@ def _prepare(src: Path, dst: Path) -> None:
     nbformat.write(nb, dst)
 
 
+QUIZZES = "every_quiz.ipynb"   # written into the server's root: one cell per quiz of every lesson
+
+
+def all_quizzes() -> list:
+    """Every quiz of every lesson that has an exercise module (labkit/exercises/lNN.py)."""
+    import pkgutil
+
+    import labkit.exercises
+    from labkit.checks import lesson_exercises
+
+    lessons = sorted(m.name[1:] for m in pkgutil.iter_modules(labkit.exercises.__path__)
+                     if re.fullmatch(r"l\d\d", m.name))
+    return [e for lesson in lessons for e in lesson_exercises(lesson) if e.kind == "quiz"]
+
+
+def _write_quiz_notebook(path: Path) -> None:
+    """What a learner sees in each lesson's quiz cell (not attempted yet), all in one notebook."""
+    cells = [nbformat.v4.new_code_cell("from labkit import check"),
+             nbformat.v4.new_code_cell("import ipywidgets\nipywidgets.IntSlider(description='a widget')")]
+    cells += [nbformat.v4.new_code_cell(f'check("{e.id}", None)', metadata={"tags": [f"check:{e.id}"]})
+              for e in all_quizzes()]
+    nbformat.write(nbformat.v4.new_notebook(cells=cells, metadata={
+        "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}), path)
+
+
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
     root = tmp_path_factory.mktemp("browser-course")
@@ -72,6 +99,7 @@ def lab(tmp_path_factory):
         (root / folder).mkdir()
         for nb in sorted((ROOT / folder).glob("*.ipynb")):
             _prepare(nb, root / folder / nb.name)
+    _write_quiz_notebook(root / QUIZZES)
     state = tmp_path_factory.mktemp("browser-lab")
     tracker = state / "settings/@jupyterlab/notebook-extension/tracker.jupyterlab-settings"
     tracker.parent.mkdir(parents=True)
@@ -217,14 +245,14 @@ def run_all(page, lab: LabServer, name: str) -> list[dict]:
     return page.evaluate(CELLS)
 
 
-def screenshot(page, name: str) -> Path:
+def screenshot(page, name: str, width: int = WIDTH) -> Path:
     """The whole notebook in one image: the viewport is stretched to the notebook's height."""
     SHOTS.mkdir(parents=True, exist_ok=True)
     path = SHOTS / f"{name}.png"
     height = page.evaluate("""() => { const o = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-WindowedPanel-outer');
                                        return o ? o.scrollHeight : 0; }""")
     size = page.viewport_size
-    page.set_viewport_size({"width": WIDTH, "height": min(max(900, height + 160), 30_000)})
+    page.set_viewport_size({"width": width, "height": min(max(900, height + 160), 30_000)})
     page.evaluate("() => document.querySelectorAll('.jp-WindowedPanel-outer').forEach(o => { o.scrollTop = 0; })")
     page.wait_for_timeout(300)
     page.screenshot(path=str(path))
@@ -439,3 +467,121 @@ def _answer_quiz_by_clicking(page, lesson: str, cells: list[dict], stem: str) ->
       return m.executionCount !== before && out && out.data['application/vnd.labkit.result+json'].status === 'passed';
     }""", arg=[where[0], count], timeout=60_000)
     cell.locator(".labkit-check.labkit-passed").wait_for(timeout=30_000)
+
+
+# ------------------------------------------------------------------ quizzes at any width, widgets after a reopen
+
+# For every quiz on screen: its parts (prompts, option groups, button, panel) and, in each option group,
+# the options (labels) overlap nothing; every option holds its visible radio circle, inside its own box,
+# and no option runs past the quiz's right edge.
+QUIZ_LAYOUT = """(sel) => {
+  const problems = []; let options = 0; let quizzes = 0;
+  const shown = e => e.checkVisibility({checkOpacity: true, checkVisibilityCSS: true});
+  const meets = (a, b) => a.left < b.right - 1 && b.left < a.right - 1 && a.top < b.bottom - 1 && b.top < a.bottom - 1;
+  const cellOf = e => { const c = e.closest('.jp-Cell'); const src = c ? c.querySelector('.cm-content') : null;
+                        return src ? src.textContent.slice(0, 40) : '?'; };
+  for (const quiz of document.querySelectorAll(sel + ' .labkit-quiz')) {
+    quizzes += 1;
+    const where = cellOf(quiz); const q = quiz.getBoundingClientRect();
+    const parts = Array.from(quiz.children).filter(shown).map(e => e.getBoundingClientRect()).filter(r => r.height > 0);
+    for (let i = 1; i < parts.length; i++)
+      if (meets(parts[i - 1], parts[i])) problems.push(`${where}: part ${i} overlaps part ${i - 1} of the quiz`);
+    quiz.querySelectorAll('.widget-radio-box').forEach((box, g) => {
+      const labels = Array.from(box.querySelectorAll('label'));
+      const rects = labels.map(l => l.getBoundingClientRect());
+      labels.forEach((label, i) => {
+        options += 1;
+        const name = `${where} question ${g + 1} option "${label.textContent.slice(0, 30)}"`;
+        const input = label.querySelector('input[type=radio]');
+        const r = rects[i];
+        if (!input || !shown(input)) { problems.push(`${name} has no visible radio button`); return; }
+        const c = input.getBoundingClientRect();
+        if (c.width < 8 || c.height < 8) problems.push(`${name}: its radio button is ${c.width}x${c.height} px`);
+        if (c.left < r.left - 1 || c.right > r.right + 1 || c.top < r.top - 1 || c.bottom > r.bottom + 1)
+          problems.push(`${name}: its radio button sits outside the option`);
+        if (r.right > q.right + 1) problems.push(`${name} runs past the quiz's right edge`);
+        if (r.height < 10) problems.push(`${name} is ${r.height} px high`);
+        if (label.scrollHeight > label.clientHeight + 2) problems.push(`${name}: its text spills out of its box`);
+        for (let j = 0; j < i; j++) if (meets(rects[j], r)) problems.push(`${name} overlaps option ${j + 1}`);
+      });
+    });
+  }
+  return {problems, options, quizzes};
+}"""
+
+# What a learner sees of each widget output: visible widget errors, visible static quiz copies, live quizzes.
+REOPENED = """(sel) => {
+  const shown = e => e.checkVisibility({checkOpacity: true, checkVisibilityCSS: true});
+  const outs = Array.from(document.querySelectorAll(sel + ' .jp-OutputArea-output'));
+  const errors = outs.filter(e => e.textContent.includes('Error displaying widget') && shown(e)
+                                  && parseFloat(getComputedStyle(e).fontSize) > 0)
+                     .map(e => e.textContent.slice(0, 100));
+  const said = outs.filter(e => e.textContent.includes('Error displaying widget') && shown(e))
+                   .map(e => getComputedStyle(e, '::after').content);
+  return {errors, said,
+          static_shown: Array.from(document.querySelectorAll(sel + ' .labkit-quiz-static')).filter(shown).length,
+          static_all: document.querySelectorAll(sel + ' .labkit-quiz-static').length,
+          live: Array.from(document.querySelectorAll(sel + ' .labkit-quiz')).filter(shown).length,
+          loading: outs.filter(e => e.textContent.includes('Loading widget...')).length};
+}"""
+
+
+def _quiz_layout(page, width: int, height: int, expected_options: int, name: str) -> None:
+    page.set_viewport_size({"width": width, "height": height})
+    page.wait_for_timeout(800)
+    found = page.evaluate(QUIZ_LAYOUT, CURRENT)
+    screenshot(page, f"{name}-{width}x{height}", width=width)
+    assert found["options"] == expected_options, f"{width}x{height}: {found['options']} options on screen, " \
+                                                 f"expected {expected_options} ({found['quizzes']} quizzes)"
+    assert not found["problems"], f"{width}x{height}:\n- " + "\n- ".join(found["problems"][:20])
+
+
+def save_close_reopen(page, lab: LabServer, rel: str) -> dict:
+    """File > Save, close the notebook (its kernel shut down), open it again: what the learner sees."""
+    page.evaluate("async () => { await window.jupyterapp.commands.execute('docmanager:save'); }")
+    close_notebooks(page)
+    lab.shutdown_kernels()
+    open_notebook(page, lab, rel)
+    page.wait_for_function("(sel) => !Array.from(document.querySelectorAll(sel + ' .jp-OutputArea-output'))"
+                           ".some(e => e.textContent.includes('Loading widget...'))", arg=CURRENT, timeout=60_000)
+    page.wait_for_timeout(500)
+    return page.evaluate(REOPENED, CURRENT)
+
+
+def test_every_quiz_fits_a_laptop_screen_and_survives_a_reopen(page, lab):
+    """Every quiz of every lesson at 1024x768 and 1280x800: options wrap beside their radio button and
+    overlap nothing. Then saved, closed and reopened: each quiz shows its static copy, no widget error."""
+    quizzes = all_quizzes()
+    expected = sum(len(q.options) for e in quizzes for q in e.questions)
+    open_notebook(page, lab, QUIZZES)
+    cells = run_all(page, lab, "every-quiz")
+    check_rendered(cells, status="not_attempted", name=QUIZZES)
+    try:
+        _quiz_layout(page, 1024, 768, expected, "quizzes")
+        _quiz_layout(page, 1280, 800, expected, "quizzes")
+    finally:
+        page.set_viewport_size({"width": WIDTH, "height": 900})
+    live = page.evaluate(REOPENED, CURRENT)
+    assert live["live"] == len(quizzes) and live["static_shown"] == 0, f"while the kernel runs: {live}"
+
+    seen = save_close_reopen(page, lab, QUIZZES)
+    screenshot(page, "quizzes-reopened", width=1024)
+    assert seen["live"] == 0, seen
+    assert seen["static_all"] == len(quizzes) and seen["static_shown"] == len(quizzes), \
+        f"a reopened notebook shows {seen['static_shown']} of {len(quizzes)} quizzes: {seen}"
+    assert not seen["errors"], f"a reopened notebook shows widget errors: {seen['errors'][:3]}"
+    # a widget that is not a quiz (the slider) says to run its cell again
+    assert len(seen["said"]) == 1 and "run this cell again" in seen["said"][0], seen["said"]
+
+
+def test_a_reopened_lesson_shows_no_widget_error(page, lab):
+    """A real lesson, Run All, saved, closed, reopened: no widget error on screen, the quiz readable."""
+    lesson = next((ROOT / "solutions").glob("00_*.ipynb"))
+    rel = f"solutions/{lesson.name}"
+    open_notebook(page, lab, rel)
+    run_all(page, lab, lesson.stem)
+    seen = save_close_reopen(page, lab, rel)
+    screenshot(page, f"reopened-{lesson.stem}")
+    assert not seen["errors"], f"{lesson.name} reopened shows widget errors: {seen['errors'][:3]}"
+    assert seen["static_shown"] >= 1, f"{lesson.name} reopened: its quiz is not shown ({seen})"
+    assert all("run this cell again" in s for s in seen["said"]), seen["said"]

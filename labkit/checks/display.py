@@ -109,7 +109,10 @@ def inline_markdown(text: str) -> str:
 
 # Options wrap as normal text beside their radio circle (ipywidgets draws each option one line high, so a
 # long option would spill over the next one). The :has() rules pick what a reader sees: the live widget,
-# or, in a reopened notebook whose kernel no longer knows the widget, the static copy of the quiz.
+# or, in a reopened notebook whose kernel no longer knows the widget, the static copy of the quiz. In
+# JupyterLab a widget output gets the class `jupyter-widgets` on its output node only when it failed
+# ("Error displaying widget: model not found"): any such output in the lesson says instead that it is a
+# widget to re-run. (JupyterLab drops <style> from untrusted outputs: there both copies show.)
 QUIZ_CSS = """<style>
 .labkit-quiz .widget-radio { width: auto; max-width: 100%; height: auto; }
 .labkit-quiz .widget-radio-box { width: 100%; margin-bottom: 4px; }
@@ -120,6 +123,9 @@ QUIZ_CSS = """<style>
 .labkit-quiz .widget-html { height: auto; }
 .jp-OutputArea:has(.labkit-quiz) .labkit-quiz-static { display: none; }
 .jp-OutputArea:has(.labkit-quiz-static) .jp-OutputArea-output.jupyter-widgets:not(:has(.labkit-quiz)) { display: none; }
+.jp-OutputArea-output.jupyter-widgets:not(:has(*)) { font-size: 0; }
+.jp-OutputArea-output.jupyter-widgets:not(:has(*))::after { content: "(an interactive widget: run this cell again to see it)";
+  font-size: var(--jp-content-font-size1, 13px); font-style: italic; color: var(--jp-content-font-color2, #6e7781); }
 </style>"""
 
 
