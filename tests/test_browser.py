@@ -585,3 +585,52 @@ def test_a_reopened_lesson_shows_no_widget_error(page, lab):
     assert not seen["errors"], f"{lesson.name} reopened shows widget errors: {seen['errors'][:3]}"
     assert seen["static_shown"] >= 1, f"{lesson.name} reopened: its quiz is not shown ({seen})"
     assert all("run this cell again" in s for s in seen["said"]), seen["said"]
+
+
+# ------------------------------------------------------------------ lesson 08: the link after Run All, your own browser
+
+
+def test_lesson_08_link_works_after_run_all_and_the_page_reports_back(page, lab):
+    """Run All on lesson 08, then click the notebook's link as a learner would: the page opens (through
+    jupyter-server-proxy, as on Binder), its 'Test digits' results reach the kernel, and the notebook's
+    'Your own browser' cell compares them with Python."""
+    path = next((ROOT / "solutions").glob("08_*.ipynb"), None)
+    if path is None:
+        pytest.skip("no lesson 08")
+    open_notebook(page, lab, f"solutions/{path.name}")
+    cells = run_all(page, lab, path.stem)
+    check_rendered(cells, status="passed", name=path.name)
+    link = page.locator(f"{CURRENT} .jp-OutputArea-output a", has_text="the page").first
+    href = link.get_attribute("href")
+    assert href and href.startswith(PREFIX + "proxy/"), f"the link goes to {href!r}, not through the proxy"
+    with page.context.expect_page() as opened:
+        link.click()
+    tab = opened.value
+    try:
+        tab.wait_for_function("() => window.labkit && window.labkit.state !== 'loading'", timeout=60_000)
+        assert tab.evaluate("() => window.labkit.state") == "ready", tab.evaluate("() => window.labkit.error")
+        tab.click("#run-tests")
+        tab.wait_for_function("() => (window.labkit.reported || 0) >= 1", timeout=60_000)
+        assert "sent to your notebook" in tab.inner_text("#tests")
+        tab.screenshot(path=str(SHOTS / "lesson-08-own-browser-page.png"), full_page=True)
+    finally:
+        tab.close()
+
+    # the learner runs the "Your own browser" cell again
+    own = next(c["index"] for c in cells if c["source"].startswith("mine = server.reports()"))
+    before = page.evaluate(f"() => window.jupyterapp.shell.currentWidget.content.widgets[{own}].model.executionCount")
+    page.evaluate(f"""async () => {{
+      const panel = window.jupyterapp.shell.currentWidget;
+      panel.content.activeCellIndex = {own};
+      await window.jupyterapp.commands.execute('notebook:run-cell');
+    }}""")
+    page.wait_for_function(f"""(before) => {{
+      const m = window.jupyterapp.shell.currentWidget.content.widgets[{own}].model;
+      return m.executionCount !== before && m.executionCount !== null;
+    }}""", arg=before, timeout=60_000)
+    page.wait_for_function(KERNEL_IDLE, timeout=60_000)
+    out = page.evaluate(f"""() => window.jupyterapp.shell.currentWidget.content.widgets[{own}].model.outputs.toJSON()
+                             .map(o => Array.isArray(o.text) ? o.text.join('') : (o.text || '')).join('')""")
+    page.locator(f"{CURRENT} .jp-Notebook .jp-Cell").nth(own).screenshot(path=str(SHOTS / "lesson-08-own-browser-cell.png"))
+    assert "your browser:" in out and "Chrome" in out, out
+    assert "fp32" in out and "100%" in out, out
