@@ -332,7 +332,8 @@ def check_netron_frames(page, name: str) -> None:
         accept = frame.get_by_role("button", name="Accept")
         try:
             accept.or_(graph).first.wait_for(state="attached", timeout=60_000)
-            if accept.is_visible():
+            if accept.is_visible():   # what a learner sees first (the lesson says what it is and what to click)
+                el.screenshot(path=str(SHOTS / f"solution-{name}-netron-{i}-splash.png"))
                 accept.click()
             graph.wait_for(state="attached", timeout=60_000)
         except sync_api.TimeoutError:

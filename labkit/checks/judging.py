@@ -23,6 +23,7 @@ from ..runtime import ort_session  # noqa: F401 (the one session helper, re-expo
 from .collect import NotAttempted, collect, exc_message
 from .registry import Exercise, Question, _import_lesson, get
 from .result import Result, TestResult
+from .text import shorten
 
 JUDGE_PACKAGE = "labkit_judges"
 INTERACTIVE_SEED = 0
@@ -185,7 +186,7 @@ def judge_saved(ex: Exercise, folder: str | os.PathLike, seed: int) -> Result:
     if marker.is_file():
         try:
             info = json.loads(marker.read_text()[:10_000])
-            status, message = str(info["status"]), str(info["message"])[:500]
+            status, message = str(info["status"]), shorten(info["message"], 500)
         except Exception:
             status, message = "error", "malformed answer record"
         if status == "not_attempted":
@@ -212,8 +213,6 @@ def error_line(e: BaseException, n: int = 200) -> str:
     text = (str(e).strip().splitlines() or [type(e).__name__])[0]
     text = re.sub(r"^\[ONNXRuntimeError\] : \d+ : \w+ : ", "", text)
     text = re.sub(r"^\S+\.(cc|h|cpp):\d+ [^(]*\([^)]*\)\s*", "", text)
-    from .text import shorten
-
     return shorten(text, n)
 
 
