@@ -442,7 +442,7 @@ def _answer_quiz_by_clicking(page, lesson: str, cells: list[dict], stem: str) ->
         box.scroll_into_view_if_needed()
         box.locator("label").filter(has_text=re.compile(rf"^\s*{re.escape(key[q.key])}\)")).first.click()
     cell.get_by_role("button", name="Check my choices").click()
-    cell.locator(".labkit-check.labkit-passed").wait_for(timeout=30_000)
+    cell.locator(".labkit-quiz .labkit-check.labkit-passed").wait_for(timeout=30_000)
     record = cell.locator(".jupyter-widgets").first.inner_text()
     for q in questions:
         assert f"'{q.key}': '{key[q.key]}'" in record, f"{quiz_id}: the widget does not show the answer to hand in: {record[-300:]}"
@@ -467,7 +467,9 @@ def _answer_quiz_by_clicking(page, lesson: str, cells: list[dict], stem: str) ->
       const out = m.outputs.toJSON().find(o => o.data && o.data['application/vnd.labkit.result+json']);
       return m.executionCount !== before && out && out.data['application/vnd.labkit.result+json'].status === 'passed';
     }""", arg=[where[0], count], timeout=60_000)
-    cell.locator(".labkit-check.labkit-passed").wait_for(timeout=30_000)
+    # the live widget's panel passed; its static copy (hidden while the widget lives) says the same
+    cell.locator(".labkit-quiz .labkit-check.labkit-passed").wait_for(timeout=30_000)
+    assert cell.locator(".labkit-quiz-static .labkit-check.labkit-passed").count() == 1
 
 
 # ------------------------------------------------------------------ quizzes at any width, widgets after a reopen
