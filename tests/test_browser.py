@@ -85,7 +85,9 @@ def all_quizzes() -> list:
 def _write_quiz_notebook(path: Path) -> None:
     """What a learner sees in each lesson's quiz cell (not attempted yet), all in one notebook."""
     cells = [nbformat.v4.new_code_cell("from labkit import check"),
-             nbformat.v4.new_code_cell("import ipywidgets\nipywidgets.IntSlider(description='a widget')")]
+             nbformat.v4.new_code_cell("import ipywidgets\nipywidgets.IntSlider(description='a widget')"),
+             nbformat.v4.new_code_cell("from collections import Counter\nfrom labkit.viz import op_diff_explorer\n"
+                                       "op_diff_explorer({'DISABLE': Counter(Conv=2, Relu=2), 'ALL': Counter(FusedConv=2)})")]
     cells += [nbformat.v4.new_code_cell(f'check("{e.id}", None)', metadata={"tags": [f"check:{e.id}"]})
               for e in all_quizzes()]
     nbformat.write(nbformat.v4.new_notebook(cells=cells, metadata={
@@ -523,6 +525,7 @@ REOPENED = """(sel) => {
                    .map(e => getComputedStyle(e, '::after').content);
   return {errors, said,
           static_shown: Array.from(document.querySelectorAll(sel + ' .labkit-quiz-static')).filter(shown).length,
+          other_static_shown: Array.from(document.querySelectorAll(sel + ' .labkit-static:not(.labkit-quiz-static)')).filter(shown).length,
           static_all: document.querySelectorAll(sel + ' .labkit-quiz-static').length,
           live: Array.from(document.querySelectorAll(sel + ' .labkit-quiz')).filter(shown).length,
           loading: outs.filter(e => e.textContent.includes('Loading widget...')).length};
@@ -565,7 +568,8 @@ def test_every_quiz_fits_a_laptop_screen_and_survives_a_reopen(page, lab):
     finally:
         page.set_viewport_size({"width": WIDTH, "height": 900})
     live = page.evaluate(REOPENED, CURRENT)
-    assert live["live"] == len(quizzes) and live["static_shown"] == 0, f"while the kernel runs: {live}"
+    assert live["live"] == len(quizzes) and live["static_shown"] == 0 and live["other_static_shown"] == 0, \
+        f"while the kernel runs: {live}"
 
     seen = save_close_reopen(page, lab, QUIZZES)
     screenshot(page, "quizzes-reopened", width=1024)
@@ -573,6 +577,7 @@ def test_every_quiz_fits_a_laptop_screen_and_survives_a_reopen(page, lab):
     assert seen["static_all"] == len(quizzes) and seen["static_shown"] == len(quizzes), \
         f"a reopened notebook shows {seen['static_shown']} of {len(quizzes)} quizzes: {seen}"
     assert not seen["errors"], f"a reopened notebook shows widget errors: {seen['errors'][:3]}"
+    assert seen["other_static_shown"] == 1, f"lesson 05's explorer shows no static copy: {seen}"
     # a widget that is not a quiz (the slider) says to run its cell again
     assert len(seen["said"]) == 1 and "run this cell again" in seen["said"][0], seen["said"]
 

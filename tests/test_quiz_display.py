@@ -45,7 +45,7 @@ def test_quiz_check_shows_a_static_copy_then_the_widget():
             assert inline_markdown(text) in page
     assert page.count("◉") == len(ex.questions)          # the learner's choices are marked
     assert "<em>Not attempted</em>" in page               # the prompt's Markdown is rendered
-    assert ":has(.labkit-quiz)" in page and "display: none" in page
+    assert ":has(.labkit-live)" in page and "display: none" in page
 
 
 def test_quiz_widget_is_one_radio_group_per_question_with_wrapping_css():
@@ -97,3 +97,27 @@ def test_numpy_truth_value_advice_is_replaced_for_beginners():
     r = evaluate(get("00.relu"), lambda x: max(x, 0))
     assert r.status == "failed" and "element by element" in r.tests[0].message
     assert for_beginners(KeyError("k"), "KeyError: 'k'") == "KeyError: 'k'"
+
+
+def test_a_course_widget_is_shown_with_a_static_copy():
+    """labkit.viz.op_diff_explorer (lesson 05): the widget and, beside it, a static copy for a reopened notebook."""
+    pytest.importorskip("ipywidgets")
+    from collections import Counter
+
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from labkit.viz import op_diff_explorer
+
+    box = op_diff_explorer({"DISABLE": Counter(Conv=2, Relu=2), "ALL": Counter(FusedConv=2)}, base="DISABLE")
+    shell = InteractiveShell.instance()
+    shown: list[dict] = []
+    old = shell.display_pub.publish
+    shell.display_pub.publish = lambda data, metadata=None, **kw: shown.append(data)
+    try:
+        box._ipython_display_()
+    finally:
+        shell.display_pub.publish = old
+    assert len(shown) == 2
+    static, live = shown
+    assert "labkit-static" in static["text/html"] and "FusedConv" in static["text/html"]
+    assert "application/vnd.jupyter.widget-view+json" in live and "labkit-live" in box._dom_classes

@@ -121,8 +121,8 @@ QUIZ_CSS = """<style>
 .labkit-quiz .widget-radio-box input { order: -1; float: none; flex: none; height: 1.35em; margin: 0 0.6em 0 2px; }
 .labkit-quiz .widget-html-content { white-space: normal; line-height: 1.4; height: auto; }
 .labkit-quiz .widget-html { height: auto; }
-.jp-OutputArea:has(.labkit-quiz) .labkit-quiz-static { display: none; }
-.jp-OutputArea:has(.labkit-quiz-static) .jp-OutputArea-output.jupyter-widgets:not(:has(.labkit-quiz)) { display: none; }
+.jp-OutputArea:has(.labkit-live) .labkit-static { display: none; }
+.jp-OutputArea:has(.labkit-static) .jp-OutputArea-output.jupyter-widgets:not(:has(.labkit-live)) { display: none; }
 .jp-OutputArea-output.jupyter-widgets:not(:has(*)) { font-size: 0; }
 .jp-OutputArea-output.jupyter-widgets:not(:has(*))::after { content: "(an interactive widget: run this cell again to see it)";
   font-size: var(--jp-content-font-size1, 13px); font-style: italic; color: var(--jp-content-font-color2, #6e7781); }
@@ -139,7 +139,7 @@ def quiz_static_html(ex: Exercise, r: Result) -> str:
             f"{inline_markdown(v)}</li>" for k, v in q.options.items())
         parts.append(f"<div style='margin:6px 0 2px'><b>{html.escape(q.key)}.</b> {inline_markdown(q.prompt)}</div>"
                      f"<ul style='list-style:none;padding-left:1em;margin:0'>{opts}</ul>")
-    return (f"{QUIZ_CSS}<div class='labkit-quiz-static' style='border:1px solid #d0d7de;padding:6px;"
+    return (f"{QUIZ_CSS}<div class='labkit-quiz-static labkit-static' style='border:1px solid #d0d7de;padding:6px;"
             f"font-family:sans-serif;font-size:13px;color:#24292f'>"
             f"<div style='color:#6e7781;font-size:12px'>Run this cell to answer the quiz with buttons "
             f"(this copy of it is not clickable).</div>{''.join(parts)}{panel_html(r)}</div>")
@@ -182,4 +182,17 @@ def quiz_widget(ex: Exercise, initial: Result):
                   answers[q.key]]
     box = w.VBox(items + [button, panel, record], layout=w.Layout(border="1px solid #d0d7de", padding="6px"))
     box.add_class("labkit-quiz")
+    box.add_class("labkit-live")
     return box
+
+
+def show_with_fallback(widget, static_html: str) -> None:
+    """Display `widget` with a static HTML copy beside it (see QUIZ_CSS): the copy shows only where the
+    widget cannot, e.g. in a saved notebook reopened before its cell runs again."""
+    from IPython.display import display
+
+    note = ("<div style='color:#6e7781;font-size:12px'>A static copy: run this cell to use the widget.</div>")
+    display({"text/html": f"{QUIZ_CSS}<div class='labkit-static'>{note}{static_html}</div>",
+             "text/plain": "(a widget: run this cell to use it)"}, raw=True)
+    widget.add_class("labkit-live")
+    display(widget._repr_mimebundle_(), raw=True)   # not display(widget): it may be the caller
