@@ -47,6 +47,7 @@ solutions: $(STAMP)
 course-model: $(STAMP)
 	$(VENV)/bin/labkit course-model
 
+# PYTHONWARNINGS hides setuptools' 12-line "Editable installation" banner (a note for package authors).
 $(STAMP): pyproject.toml package-lock.json
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@$(PY) -m pip install --quiet --upgrade "pip>=24"
@@ -54,7 +55,7 @@ $(STAMP): pyproject.toml package-lock.json
 	if [ "$$(uname -s)" = "Linux" ] && $(PY) -c "import urllib.request,sys; urllib.request.urlopen('$(TORCH_INDEX)/torch/', timeout=3)" >/dev/null 2>&1; then \
 	  extra="--extra-index-url $(TORCH_INDEX)"; echo "Using PyTorch's CPU wheel index."; \
 	else echo "PyTorch's CPU index is not reachable: installing from the default index."; fi; \
-	$(PY) -m pip install --quiet $$extra -e '.[test]'
+	PYTHONWARNINGS='ignore:Editable installation' $(PY) -m pip install --quiet $$extra -e '.[test]'
 	@# Lesson 08: onnxruntime-web as pinned in package-lock.json (`npm ci`), run by the Node.js from PyPI.
 	@$(PY) -m labkit.web install
 	@# The kernel lives inside .venv (--sys-prefix): two clones never point at each other's Python.

@@ -155,12 +155,18 @@ def op_diff_explorer(op_counts: dict, timings: dict | None = None, base: str | N
         speed = (f"median latency <b>{t.median_ms:.1f} ms</b> (p10–p90 {t.p10_ms:.1f}–{t.p90_ms:.1f} ms)"
                  if t is not None else "")
         return (f"<div style='font-family:sans-serif;font-size:13px'><b>{e(label)}</b>: "
-                f"{sum(now.values())} nodes ({base}: {sum(ref.values())}) · {speed}"
+                f"{sum(now.values())} nodes ({base}: {sum(ref.values())}){' · ' + speed if speed else ''}"
                 f"<div style='display:flex;gap:2em;margin-top:4px'>"
                 f"<div><b>removed vs {e(base)}</b> ({sum(gone.values())})<br>{table(gone, '#cf222e')}</div>"
                 f"<div><b>added vs {e(base)}</b> ({sum(new.values())})<br>{table(new, '#1a7f37')}</div></div></div>")
 
+    class Explorer(w.VBox):
+        def _ipython_display_(self) -> None:   # with a static copy that survives a reopened notebook
+            from .checks.display import show_with_fallback
+
+            show_with_fallback(self, render(pick.value))
+
     pick = w.Dropdown(options=labels, value=labels[-1], description="level")
     view = w.HTML(render(labels[-1]))
     pick.observe(lambda change: setattr(view, "value", render(change["new"])), names="value")
-    return w.VBox([pick, view])
+    return Explorer([pick, view])

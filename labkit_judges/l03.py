@@ -86,8 +86,10 @@ def course_logits() -> np.ndarray:
 
 
 def _short(e: BaseException, n: int = 200) -> str:
-    text = " ".join(str(e).split())
-    return f"{type(e).__name__}: {text[:n]}" if text else type(e).__name__
+    from labkit.checks.text import shorten
+
+    text = shorten(e, n)
+    return f"{type(e).__name__}: {text}" if text else type(e).__name__
 
 
 def _dims(value_info) -> list:
@@ -283,7 +285,10 @@ def _judge_classifier(answer, seed: int, *, raw: bool):
     t = expect_close(MATCHES, logits, want_all, rtol=RTOL, atol=ATOL)
     if t.passed:
         acc = float((logits.argmax(axis=1) == y).mean())
-        yield TestResult(MATCHES, True, f"the course model's logits on all {len(y)} held-out digits ({acc:.1%} right)")
+        how = (f", run {fixed} at a time as the fixed batch demands (the last group padded with copies)"
+               if fixed and fixed != len(x_all) else "")
+        yield TestResult(MATCHES, True, f"the course model's logits on all {len(y)} held-out digits ({acc:.1%} right)"
+                                        + how)
     else:
         yield TestResult(MATCHES, False, f"other logits than the course model on the held-out digits ({t.message}); "
                                          + _why_different(model, logits, want_all, y, raw))

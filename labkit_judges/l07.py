@@ -280,7 +280,7 @@ def _fix_batch(outputs, seed):
             out = sess.run(None, {in_name: raw})[0]
         except Exception as e:
             yield TestResult(names[2], False, f"ONNX Runtime cannot run it on one digit fed as {in_name!r}: "
-                                              f"{' '.join(str(e).split())[:200]}")
+                                              f"{error_line(e)}")
             continue
         yield expect_close(names[2], out, want_out, rtol=1e-5, atol=1e-6)
 

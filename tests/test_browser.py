@@ -7,7 +7,9 @@ runs). For every solution notebook: Run All in the browser, then no error output
 warnings, every widget rendered (no "Error displaying widget"), every check panel rendered and passed,
 every plot drawn, every Netron viewer showing the graph. For lesson 01 (00 until 01 exists): the
 lesson runs with every panel "not attempted", then an exercise is typed into the answer cell's editor,
-run, and its panel turns to passed; the quiz is answered by clicking its radio buttons.
+run, and its panel turns to passed; the quiz is answered by clicking its radio buttons. Every quiz of every
+lesson, in one generated notebook, is laid out at 1024x768 and 1280x800 (options wrap beside their radio
+button, nothing overlaps); saved, closed and reopened, quizzes and other widgets stay readable.
 
 Screenshots go to test-artifacts/screenshots/ (git-ignored). Needs Debian's `chromium`; never runs
 `playwright install`.
@@ -65,6 +67,33 @@ def _prepare(src: Path, dst: Path) -> None:
     nbformat.write(nb, dst)
 
 
+QUIZZES = "every_quiz.ipynb"   # written into the server's root: one cell per quiz of every lesson
+
+
+def all_quizzes() -> list:
+    """Every quiz of every lesson that has an exercise module (labkit/exercises/lNN.py)."""
+    import pkgutil
+
+    import labkit.exercises
+    from labkit.checks import lesson_exercises
+
+    lessons = sorted(m.name[1:] for m in pkgutil.iter_modules(labkit.exercises.__path__)
+                     if re.fullmatch(r"l\d\d", m.name))
+    return [e for lesson in lessons for e in lesson_exercises(lesson) if e.kind == "quiz"]
+
+
+def _write_quiz_notebook(path: Path) -> None:
+    """What a learner sees in each lesson's quiz cell (not attempted yet), all in one notebook."""
+    cells = [nbformat.v4.new_code_cell("from labkit import check"),
+             nbformat.v4.new_code_cell("import ipywidgets\nipywidgets.IntSlider(description='a widget')"),
+             nbformat.v4.new_code_cell("from collections import Counter\nfrom labkit.viz import op_diff_explorer\n"
+                                       "op_diff_explorer({'DISABLE': Counter(Conv=2, Relu=2), 'ALL': Counter(FusedConv=2)})")]
+    cells += [nbformat.v4.new_code_cell(f'check("{e.id}", None)', metadata={"tags": [f"check:{e.id}"]})
+              for e in all_quizzes()]
+    nbformat.write(nbformat.v4.new_notebook(cells=cells, metadata={
+        "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}), path)
+
+
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
     root = tmp_path_factory.mktemp("browser-course")
@@ -72,6 +101,7 @@ def lab(tmp_path_factory):
         (root / folder).mkdir()
         for nb in sorted((ROOT / folder).glob("*.ipynb")):
             _prepare(nb, root / folder / nb.name)
+    _write_quiz_notebook(root / QUIZZES)
     state = tmp_path_factory.mktemp("browser-lab")
     tracker = state / "settings/@jupyterlab/notebook-extension/tracker.jupyterlab-settings"
     tracker.parent.mkdir(parents=True)
@@ -217,14 +247,14 @@ def run_all(page, lab: LabServer, name: str) -> list[dict]:
     return page.evaluate(CELLS)
 
 
-def screenshot(page, name: str) -> Path:
+def screenshot(page, name: str, width: int = WIDTH) -> Path:
     """The whole notebook in one image: the viewport is stretched to the notebook's height."""
     SHOTS.mkdir(parents=True, exist_ok=True)
     path = SHOTS / f"{name}.png"
     height = page.evaluate("""() => { const o = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-WindowedPanel-outer');
                                        return o ? o.scrollHeight : 0; }""")
     size = page.viewport_size
-    page.set_viewport_size({"width": WIDTH, "height": min(max(900, height + 160), 30_000)})
+    page.set_viewport_size({"width": width, "height": min(max(900, height + 160), 30_000)})
     page.evaluate("() => document.querySelectorAll('.jp-WindowedPanel-outer').forEach(o => { o.scrollTop = 0; })")
     page.wait_for_timeout(300)
     page.screenshot(path=str(path))
@@ -304,7 +334,8 @@ def check_netron_frames(page, name: str) -> None:
         accept = frame.get_by_role("button", name="Accept")
         try:
             accept.or_(graph).first.wait_for(state="attached", timeout=60_000)
-            if accept.is_visible():
+            if accept.is_visible():   # what a learner sees first (the lesson says what it is and what to click)
+                el.screenshot(path=str(SHOTS / f"solution-{name}-netron-{i}-splash.png"))
                 accept.click()
             graph.wait_for(state="attached", timeout=60_000)
         except sync_api.TimeoutError:
@@ -413,7 +444,7 @@ def _answer_quiz_by_clicking(page, lesson: str, cells: list[dict], stem: str) ->
         box.scroll_into_view_if_needed()
         box.locator("label").filter(has_text=re.compile(rf"^\s*{re.escape(key[q.key])}\)")).first.click()
     cell.get_by_role("button", name="Check my choices").click()
-    cell.locator(".labkit-check.labkit-passed").wait_for(timeout=30_000)
+    cell.locator(".labkit-quiz .labkit-check.labkit-passed").wait_for(timeout=30_000)
     record = cell.locator(".jupyter-widgets").first.inner_text()
     for q in questions:
         assert f"'{q.key}': '{key[q.key]}'" in record, f"{quiz_id}: the widget does not show the answer to hand in: {record[-300:]}"
@@ -438,4 +469,176 @@ def _answer_quiz_by_clicking(page, lesson: str, cells: list[dict], stem: str) ->
       const out = m.outputs.toJSON().find(o => o.data && o.data['application/vnd.labkit.result+json']);
       return m.executionCount !== before && out && out.data['application/vnd.labkit.result+json'].status === 'passed';
     }""", arg=[where[0], count], timeout=60_000)
-    cell.locator(".labkit-check.labkit-passed").wait_for(timeout=30_000)
+    # the live widget's panel passed; its static copy (hidden while the widget lives) says the same
+    cell.locator(".labkit-quiz .labkit-check.labkit-passed").wait_for(timeout=30_000)
+    assert cell.locator(".labkit-quiz-static .labkit-check.labkit-passed").count() == 1
+
+
+# ------------------------------------------------------------------ quizzes at any width, widgets after a reopen
+
+# For every quiz on screen: its parts (prompts, option groups, button, panel) and, in each option group,
+# the options (labels) overlap nothing; every option holds its visible radio circle, inside its own box,
+# and no option runs past the quiz's right edge.
+QUIZ_LAYOUT = """(sel) => {
+  const problems = []; let options = 0; let quizzes = 0;
+  const shown = e => e.checkVisibility({checkOpacity: true, checkVisibilityCSS: true});
+  const meets = (a, b) => a.left < b.right - 1 && b.left < a.right - 1 && a.top < b.bottom - 1 && b.top < a.bottom - 1;
+  const cellOf = e => { const c = e.closest('.jp-Cell'); const src = c ? c.querySelector('.cm-content') : null;
+                        return src ? src.textContent.slice(0, 40) : '?'; };
+  for (const quiz of document.querySelectorAll(sel + ' .labkit-quiz')) {
+    quizzes += 1;
+    const where = cellOf(quiz); const q = quiz.getBoundingClientRect();
+    const parts = Array.from(quiz.children).filter(shown).map(e => e.getBoundingClientRect()).filter(r => r.height > 0);
+    for (let i = 1; i < parts.length; i++)
+      if (meets(parts[i - 1], parts[i])) problems.push(`${where}: part ${i} overlaps part ${i - 1} of the quiz`);
+    quiz.querySelectorAll('.widget-radio-box').forEach((box, g) => {
+      const labels = Array.from(box.querySelectorAll('label'));
+      const rects = labels.map(l => l.getBoundingClientRect());
+      labels.forEach((label, i) => {
+        options += 1;
+        const name = `${where} question ${g + 1} option "${label.textContent.slice(0, 30)}"`;
+        const input = label.querySelector('input[type=radio]');
+        const r = rects[i];
+        if (!input || !shown(input)) { problems.push(`${name} has no visible radio button`); return; }
+        const c = input.getBoundingClientRect();
+        if (c.width < 8 || c.height < 8) problems.push(`${name}: its radio button is ${c.width}x${c.height} px`);
+        if (c.left < r.left - 1 || c.right > r.right + 1 || c.top < r.top - 1 || c.bottom > r.bottom + 1)
+          problems.push(`${name}: its radio button sits outside the option`);
+        if (r.right > q.right + 1) problems.push(`${name} runs past the quiz's right edge`);
+        if (r.height < 10) problems.push(`${name} is ${r.height} px high`);
+        if (label.scrollHeight > label.clientHeight + 2) problems.push(`${name}: its text spills out of its box`);
+        for (let j = 0; j < i; j++) if (meets(rects[j], r)) problems.push(`${name} overlaps option ${j + 1}`);
+      });
+    });
+  }
+  return {problems, options, quizzes};
+}"""
+
+# What a learner sees of each widget output: visible widget errors, visible static quiz copies, live quizzes.
+REOPENED = """(sel) => {
+  const shown = e => e.checkVisibility({checkOpacity: true, checkVisibilityCSS: true});
+  const outs = Array.from(document.querySelectorAll(sel + ' .jp-OutputArea-output'));
+  const errors = outs.filter(e => e.textContent.includes('Error displaying widget') && shown(e)
+                                  && parseFloat(getComputedStyle(e).fontSize) > 0)
+                     .map(e => e.textContent.slice(0, 100));
+  const said = outs.filter(e => e.textContent.includes('Error displaying widget') && shown(e))
+                   .map(e => getComputedStyle(e, '::after').content);
+  return {errors, said,
+          static_shown: Array.from(document.querySelectorAll(sel + ' .labkit-quiz-static')).filter(shown).length,
+          other_static_shown: Array.from(document.querySelectorAll(sel + ' .labkit-static:not(.labkit-quiz-static)')).filter(shown).length,
+          static_all: document.querySelectorAll(sel + ' .labkit-quiz-static').length,
+          live: Array.from(document.querySelectorAll(sel + ' .labkit-quiz')).filter(shown).length,
+          loading: outs.filter(e => e.textContent.includes('Loading widget...')).length};
+}"""
+
+
+def _quiz_layout(page, width: int, height: int, expected_options: int, name: str) -> None:
+    page.set_viewport_size({"width": width, "height": height})
+    page.wait_for_timeout(800)
+    found = page.evaluate(QUIZ_LAYOUT, CURRENT)
+    screenshot(page, f"{name}-{width}x{height}", width=width)
+    assert found["options"] == expected_options, f"{width}x{height}: {found['options']} options on screen, " \
+                                                 f"expected {expected_options} ({found['quizzes']} quizzes)"
+    assert not found["problems"], f"{width}x{height}:\n- " + "\n- ".join(found["problems"][:20])
+
+
+def save_close_reopen(page, lab: LabServer, rel: str) -> dict:
+    """File > Save, close the notebook (its kernel shut down), open it again: what the learner sees."""
+    page.evaluate("async () => { await window.jupyterapp.commands.execute('docmanager:save'); }")
+    close_notebooks(page)
+    lab.shutdown_kernels()
+    open_notebook(page, lab, rel)
+    page.wait_for_function("(sel) => !Array.from(document.querySelectorAll(sel + ' .jp-OutputArea-output'))"
+                           ".some(e => e.textContent.includes('Loading widget...'))", arg=CURRENT, timeout=60_000)
+    page.wait_for_timeout(500)
+    return page.evaluate(REOPENED, CURRENT)
+
+
+def test_every_quiz_fits_a_laptop_screen_and_survives_a_reopen(page, lab):
+    """Every quiz of every lesson at 1024x768 and 1280x800: options wrap beside their radio button and
+    overlap nothing. Then saved, closed and reopened: each quiz shows its static copy, no widget error."""
+    quizzes = all_quizzes()
+    expected = sum(len(q.options) for e in quizzes for q in e.questions)
+    open_notebook(page, lab, QUIZZES)
+    cells = run_all(page, lab, "every-quiz")
+    check_rendered(cells, status="not_attempted", name=QUIZZES)
+    try:
+        _quiz_layout(page, 1024, 768, expected, "quizzes")
+        _quiz_layout(page, 1280, 800, expected, "quizzes")
+    finally:
+        page.set_viewport_size({"width": WIDTH, "height": 900})
+    live = page.evaluate(REOPENED, CURRENT)
+    assert live["live"] == len(quizzes) and live["static_shown"] == 0 and live["other_static_shown"] == 0, \
+        f"while the kernel runs: {live}"
+
+    seen = save_close_reopen(page, lab, QUIZZES)
+    screenshot(page, "quizzes-reopened", width=1024)
+    assert seen["live"] == 0, seen
+    assert seen["static_all"] == len(quizzes) and seen["static_shown"] == len(quizzes), \
+        f"a reopened notebook shows {seen['static_shown']} of {len(quizzes)} quizzes: {seen}"
+    assert not seen["errors"], f"a reopened notebook shows widget errors: {seen['errors'][:3]}"
+    assert seen["other_static_shown"] == 1, f"lesson 05's explorer shows no static copy: {seen}"
+    # a widget that is not a quiz (the slider) says to run its cell again
+    assert len(seen["said"]) == 1 and "run this cell again" in seen["said"][0], seen["said"]
+
+
+def test_a_reopened_lesson_shows_no_widget_error(page, lab):
+    """A real lesson, Run All, saved, closed, reopened: no widget error on screen, the quiz readable."""
+    lesson = next((ROOT / "solutions").glob("00_*.ipynb"))
+    rel = f"solutions/{lesson.name}"
+    open_notebook(page, lab, rel)
+    run_all(page, lab, lesson.stem)
+    seen = save_close_reopen(page, lab, rel)
+    screenshot(page, f"reopened-{lesson.stem}")
+    assert not seen["errors"], f"{lesson.name} reopened shows widget errors: {seen['errors'][:3]}"
+    assert seen["static_shown"] >= 1, f"{lesson.name} reopened: its quiz is not shown ({seen})"
+    assert all("run this cell again" in s for s in seen["said"]), seen["said"]
+
+
+# ------------------------------------------------------------------ lesson 08: the link after Run All, your own browser
+
+
+def test_lesson_08_link_works_after_run_all_and_the_page_reports_back(page, lab):
+    """Run All on lesson 08, then click the notebook's link as a learner would: the page opens (through
+    jupyter-server-proxy, as on Binder), its 'Test digits' results reach the kernel, and the notebook's
+    'Your own browser' cell compares them with Python."""
+    path = next((ROOT / "solutions").glob("08_*.ipynb"), None)
+    if path is None:
+        pytest.skip("no lesson 08")
+    open_notebook(page, lab, f"solutions/{path.name}")
+    cells = run_all(page, lab, path.stem)
+    check_rendered(cells, status="passed", name=path.name)
+    link = page.locator(f"{CURRENT} .jp-OutputArea-output a", has_text="the page").first
+    href = link.get_attribute("href")
+    assert href and href.startswith(PREFIX + "proxy/"), f"the link goes to {href!r}, not through the proxy"
+    with page.context.expect_page() as opened:
+        link.click()
+    tab = opened.value
+    try:
+        tab.wait_for_function("() => window.labkit && window.labkit.state !== 'loading'", timeout=60_000)
+        assert tab.evaluate("() => window.labkit.state") == "ready", tab.evaluate("() => window.labkit.error")
+        tab.click("#run-tests")
+        tab.wait_for_function("() => (window.labkit.reported || 0) >= 1", timeout=60_000)
+        assert "sent to your notebook" in tab.inner_text("#tests")
+        tab.screenshot(path=str(SHOTS / "lesson-08-own-browser-page.png"), full_page=True)
+    finally:
+        tab.close()
+
+    # the learner runs the "Your own browser" cell again
+    own = next(c["index"] for c in cells if c["source"].startswith("mine = server.reports()"))
+    before = page.evaluate(f"() => window.jupyterapp.shell.currentWidget.content.widgets[{own}].model.executionCount")
+    page.evaluate(f"""async () => {{
+      const panel = window.jupyterapp.shell.currentWidget;
+      panel.content.activeCellIndex = {own};
+      await window.jupyterapp.commands.execute('notebook:run-cell');
+    }}""")
+    page.wait_for_function(f"""(before) => {{
+      const m = window.jupyterapp.shell.currentWidget.content.widgets[{own}].model;
+      return m.executionCount !== before && m.executionCount !== null;
+    }}""", arg=before, timeout=60_000)
+    page.wait_for_function(KERNEL_IDLE, timeout=60_000)
+    out = page.evaluate(f"""() => window.jupyterapp.shell.currentWidget.content.widgets[{own}].model.outputs.toJSON()
+                             .map(o => Array.isArray(o.text) ? o.text.join('') : (o.text || '')).join('')""")
+    page.locator(f"{CURRENT} .jp-Notebook .jp-Cell").nth(own).screenshot(path=str(SHOTS / "lesson-08-own-browser-cell.png"))
+    assert "your browser:" in out and "Chrome" in out, out
+    assert "fp32" in out and "100%" in out, out

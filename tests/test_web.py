@@ -154,6 +154,30 @@ def test_the_test_digits_button(servers, browser):
     assert f"same digit for {N_TEST}/{N_TEST}" in text, text
 
 
+@pytest.mark.browser
+@needs_chromium
+def test_a_page_in_any_browser_reports_back_to_python(site, browser):
+    """Lesson 08 on Binder or a laptop: the learner's own browser opens the page and presses 'Test digits';
+    the page posts its outputs and timings to the server, and Python compares them (no Playwright API
+    on the Python side: only what the page sent)."""
+    def press(page):
+        page.click("#run-tests")
+        page.wait_for_function("() => (window.labkit.reported || 0) >= 1")
+        return page.inner_text("#tests")
+
+    with web.serve(site["path"]) as server:
+        assert server.reports() == []
+        (text,) = browser.pages([web.page_url(server.url, model="fp32", threads=2)], press)
+        assert "sent to your notebook" in text, text
+        (got,) = server.reports()
+        assert server.reports("int8") == []
+    assert got["model"] == "fp32" and got["threads"] == 2 and got["cross_origin_isolated"]
+    assert "Chrome" in got["user_agent"] and got["ort_version"] == web.pinned_version()
+    assert got["latency_ms"].shape == (3 * N_TEST,) and np.all(got["latency_ms"] >= 0)
+    np.testing.assert_allclose(got["probabilities"], site["expected"]["fp32"], rtol=0, atol=1e-4)
+    assert {"app.js", "models/fp32.onnx"} <= {d["file"] for d in got["downloads"]}
+
+
 # ------------------------------------------------------------------ fast tests (no browser)
 
 
@@ -173,6 +197,48 @@ def test_server_headers_and_types(site, servers):
     assert not any(k in plain for k in web.ISOLATION_HEADERS)
     with pytest.raises(urllib.error.HTTPError):
         get(base + "../../etc/passwd")  # nothing outside the site
+
+
+def _post(url: str, body: bytes) -> int:
+    req = urllib.request.Request(url, data=body, method="POST", headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.status
+    except urllib.error.HTTPError as e:
+        return e.code
+    except urllib.error.URLError:   # the server answered 413 and closed before the body was sent
+        return -1
+
+
+def test_reports_are_checked_bounded_and_kept_across_a_restart(tmp_path):
+    (tmp_path / "index.html").write_text("page")
+    server = web.serve(tmp_path)
+    try:
+        good = {"model": "fp32", "probabilities": [[0.1] * 10] * 2, "latencyMs": [0.5, 0.7],
+                "info": {"numThreads": 1, "crossOriginIsolated": True, "loadMs": 80, "ortVersion": "x",
+                         "downloads": [{"file": "app.js", "bytes": 10}]}, "userAgent": "Firefox"}
+        assert _post(server.url + "report", json.dumps(good).encode()) == 204
+        assert _post(server.url + "user/a/proxy/1/report", json.dumps(good).encode()) == 204   # behind a prefix
+        assert _post(server.url + "report", b"not json") == 400
+        assert _post(server.url + "report", json.dumps({"model": "fp32"}).encode()) == 400
+        assert _post(server.url + "index.html", json.dumps(good).encode()) == 404
+        assert _post(server.url + "report", b"x" * (web.MAX_REPORT_BYTES + 1)) in (413, -1)
+        (r, _) = server.reports()
+        assert r["probabilities"].shape == (2, 10) and r["user_agent"] == "Firefox" and r["threads"] == 1
+        for _ in range(web.MAX_REPORTS + 5):
+            _post(server.url + "report", json.dumps(good).encode())
+        assert len(server.reports()) == web.MAX_REPORTS
+        port = server.port
+        server.stop()
+        assert not server.running
+        with pytest.raises(OSError):
+            urllib.request.urlopen(server.url, timeout=5)
+        server.start()          # the link in the lesson works again, on the same port
+        assert server.running and server.port == port
+        assert urllib.request.urlopen(server.url, timeout=5).read() == b"page"
+        assert len(server.reports()) == web.MAX_REPORTS
+    finally:
+        server.stop()
 
 
 def test_site_has_no_cdn_and_relative_urls(site):

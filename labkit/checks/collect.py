@@ -18,6 +18,7 @@ from typing import Any
 from .. import plain
 from ..plain import NotPlain, OnnxBlob, Raised
 from .registry import Exercise
+from .text import for_beginners, shorten
 
 #: seconds a learner's function may run on one test input before it is stopped
 FUNCTION_TIME_LIMIT = 60
@@ -55,8 +56,8 @@ def _time_limit(seconds: float):
 
 
 def exc_message(e: BaseException) -> str:
-    """`TypeName: first line of the message`, at most 300 characters of message."""
-    text = str(e).strip().splitlines()[0][:300] if str(e).strip() else ""
+    """`TypeName: first line of the message`, at most 300 characters of message (cut at a word)."""
+    text = shorten(str(e).strip().splitlines()[0], 300) if str(e).strip() else ""
     return f"{type(e).__name__}: {text}" if text else type(e).__name__
 
 
@@ -98,7 +99,7 @@ def collect(ex: Exercise, answer: Any, seed: int = 0, *, cases: list[tuple] | No
             except NotPlain as e:
                 out = Raised(f"returned {e}, which is not a number, array, list, dict or string")
             except Exception as e:  # the learner's bug: report it, never raise it
-                out = Raised(f"raised {exc_message(e)}")
+                out = Raised(f"raised {for_beginners(e, exc_message(e))}")
             outputs.append(out)
         return outputs
     if ex.kind == "onnx":

@@ -23,6 +23,7 @@ from ..runtime import ort_session  # noqa: F401 (the one session helper, re-expo
 from .collect import NotAttempted, collect, exc_message
 from .registry import Exercise, Question, _import_lesson, get
 from .result import Result, TestResult
+from .text import shorten
 
 JUDGE_PACKAGE = "labkit_judges"
 INTERACTIVE_SEED = 0
@@ -298,7 +299,7 @@ def judge_saved(ex: Exercise, folder: str | os.PathLike, seed: int) -> Result:
     if marker.is_file():
         try:
             info = json.loads(marker.read_text()[:10_000])
-            status, message = str(info["status"]), str(info["message"])[:500]
+            status, message = str(info["status"]), shorten(info["message"], 500)
         except Exception:
             status, message = "error", "malformed answer record"
         if status == "not_attempted":
@@ -325,7 +326,7 @@ def error_line(e: BaseException, n: int = 200) -> str:
     text = (str(e).strip().splitlines() or [type(e).__name__])[0]
     text = re.sub(r"^\[ONNXRuntimeError\] : \d+ : \w+ : ", "", text)
     text = re.sub(r"^\S+\.(cc|h|cpp):\d+ [^(]*\([^)]*\)\s*", "", text)
-    return text[:n]
+    return shorten(text, n)
 
 
 def expect_close(name: str, got: Any, want: np.ndarray, *, rtol: float = 1e-4, atol: float = 1e-5) -> TestResult:

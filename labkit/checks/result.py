@@ -63,6 +63,6 @@ class Result:
         return mimebundle(self)
 
     def _ipython_display_(self) -> None:
-        from IPython.display import display
+        from .display import show
 
-        display(self._repr_mimebundle_(), raw=True)
+        show(self)
