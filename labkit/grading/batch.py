@@ -24,10 +24,10 @@ from .judge import copy_answers, judge_answers
 from .lesson import ExerciseInfo, Lesson, bundle_hash, load_lesson, resolve_lesson
 from .options import NOT_GUARANTEED, GradeError, Options, Protection, decide_protection, parse
 from .rebuild import Rebuilt, build_run
-from .reports import (histogram, keep_other_exercises, previous_records, record, summary_table, write_grades,
-                      write_student)
+from .reports import (finish_run, histogram, keep_other_exercises, previous_records, record, write_grades,
+                      write_manifest, write_student)
 from .run import Runner, SandboxSpec, bound_channels
-from .submissions import Submission, assign_students, expand, read_submission
+from .submissions import Submission, expand, read_submission, resolve
 from .verdicts import compose, row
 
 WORKER_MEMORY = 4 << 30
@@ -263,10 +263,18 @@ def grade(opts: Options) -> int:
                                                         "notebook": opts.notebook_timeout, "judge": opts.judge_timeout},
                              protection_mode=protection.mode, data_hashes=data_hashes)
         warm = warm_plan([cell_source(c) for c in lesson.solution.get("cells", []) if c.get("cell_type") == "code"])
-        subs = [read_submission(f, lesson) for f in files]
-        assign_students(subs)
+        subs, older, resolution = resolve([read_submission(f, lesson) for f in files])
+        learners = {s.student: s for s in subs}
+        stale = sorted(set(previous_records(out)) - set(learners))
+        for note in resolution.notes:
+            print("  " + note, file=sys.stderr)
+        if stale:
+            print(f"labkit grade: {len(stale)} learner folder(s) in {out / 'students'} are from files no longer "
+                  f"given (not in this run's grades, exports or report): {', '.join(stale[:10])}", file=sys.stderr)
+        write_manifest(out, lesson, subs, older, resolution.notes, stale)
         subs = _select(opts, lesson, subs)
-        previous = previous_records(out) if (opts.only or opts.exercises) else {}
+        previous = ({k: v for k, v in previous_records(out).items() if k in learners}
+                    if (opts.only or opts.exercises) else {})
         records: dict[str, dict] = {}
         todo: list[tuple[Submission, Task, str]] = []
         cached = 0
@@ -274,12 +282,12 @@ def grade(opts: Options) -> int:
             key = cache.entry_key(s.sha or hashlib.sha256(str(s.path).encode()).hexdigest(), bundle)
             if s.error is not None or s.nb is None:
                 records[s.student] = record(lesson, s, [row(ex, s.status, s.error or "") for ex in lesson.exercises],
-                                            protection="not run", key=key)
+                                            protection="not run", key=key, out=out)
                 continue
             hit = None if (opts.force or opts.only or opts.exercises) else cache.get(key)
             if hit is not None:
                 records[s.student] = record(lesson, s, hit["results"], hit["protection"], key, hit.get("seconds"),
-                                            extra={"cells": hit.get("cells", []), "cached": True})
+                                            extra={"cells": hit.get("cells", []), "cached": True}, out=out)
                 cached += 1
                 continue
             rebuilt = build_run(lesson, s.nb)
@@ -299,7 +307,7 @@ def grade(opts: Options) -> int:
         shutil.rmtree(tmp_root, ignore_errors=True)
     recs = sorted(records.values(), key=lambda r: r["student"].lower())
     histogram(out / "histogram.png", [r["points"] for r in recs], lesson.max_points, lesson.number)
-    print(summary_table(lesson, recs, protection.description))
+    print(finish_run(out, lesson, protection.description))
     print(f"\nWrote {out / 'grades.csv'}, {out / 'histogram.png'} and a folder per student under "
           f"{out / 'students'} (results.json, feedback.html).")
     if failures:
@@ -319,12 +327,19 @@ def _select(opts: Options, lesson: Lesson, subs: list[Submission]) -> list[Submi
         raise GradeError(f"--exercise {', '.join(bad)}: lesson {lesson.number} has {', '.join(sorted(known))}")
     if not opts.only:
         return subs
-    wanted = {n.lower() for n in opts.only}
-    missing = wanted - {s.student.lower() for s in subs}
+    from .identity import fold
+
+    picked, missing = [], []
+    for want in opts.only:  # a learner id, or a display name that names exactly one learner
+        hits = [s for s in subs if s.student.lower() == want.lower()] or [s for s in subs if fold(s.name) == fold(want)]
+        if len(hits) != 1:
+            missing.append(want if not hits else f"{want} (ambiguous: {', '.join(s.student for s in hits)})")
+        else:
+            picked += [h for h in hits if h not in picked]
     if missing:
-        raise GradeError(f"--only {', '.join(sorted(missing))}: no such learner among the files given "
+        raise GradeError(f"--only {', '.join(missing)}: no such learner among the files given "
                          f"(learners: {', '.join(sorted(s.student for s in subs)[:20])})")
-    return [s for s in subs if s.student.lower() in wanted]
+    return picked
 
 
 def _run_pool(opts: Options, lesson: Lesson, protection: Protection, todo: list, records: dict, cache, out: Path,
@@ -352,13 +367,13 @@ def _run_pool(opts: Options, lesson: Lesson, protection: Protection, todo: list,
                 failures.append(f"{s.path}: {res['internal_error']}")
                 results = [row(ex, "error", f"could not be graded (grader problem: {res['internal_error']}); "
                                             "re-run labkit grade to retry") for ex in lesson.exercises]
-                records[s.student] = record(lesson, s, results, protection.mode, key)
+                records[s.student] = record(lesson, s, results, protection.mode, key, out=out)
             else:
                 records[s.student] = record(lesson, s, res["results"], protection.mode, key, res.get("seconds"),
                                             extra={"kernel_starts": res.get("kernel_starts"),
                                                    "judge_seconds": res.get("judge_seconds"),
                                                    "answer_problems": res.get("problems", []),
-                                                   "cells": res.get("events", [])})
+                                                   "cells": res.get("events", [])}, out=out)
                 cache.put(key, {"results": res["results"], "protection": protection.mode, "seconds": res.get("seconds"),
                                 "cells": res.get("events", []), "submission_sha256": s.sha})
             records[s.student] = keep_other_exercises(records[s.student], (previous or {}).get(s.student),
