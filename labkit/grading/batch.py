@@ -27,7 +27,7 @@ from .rebuild import Rebuilt, build_run
 from .reports import (finish_run, histogram, keep_other_exercises, previous_records, record, write_grades,
                       write_manifest, write_student)
 from .run import Runner, SandboxSpec, bound_channels
-from .submissions import Submission, expand, read_submission, resolve
+from .submissions import Submission, expand, read_submission, resolve, roots_of
 from .verdicts import compose, row
 
 WORKER_MEMORY = 4 << 30
@@ -263,7 +263,8 @@ def grade(opts: Options) -> int:
                                                         "notebook": opts.notebook_timeout, "judge": opts.judge_timeout},
                              protection_mode=protection.mode, data_hashes=data_hashes)
         warm = warm_plan([cell_source(c) for c in lesson.solution.get("cells", []) if c.get("cell_type") == "code"])
-        subs, older, resolution = resolve([read_submission(f, lesson) for f in files])
+        roots = roots_of(opts.submissions)
+        subs, older, resolution = resolve([read_submission(f, lesson, roots) for f in files])
         learners = {s.student: s for s in subs}
         stale = sorted(set(previous_records(out)) - set(learners))
         for note in resolution.notes:

@@ -78,6 +78,15 @@ def _tokens(name: str) -> frozenset[str]:
     return frozenset(t for t in re.split(r"[\s,]+", _fold(name)) if t)
 
 
+def _same_name(a: str, b: str) -> bool:
+    """`Smith, Anna` = `Anna Smith`; `王小明` = `小明 王` (written without a space, either order)."""
+    ta = [t for t in re.split(r"[\s,]+", _fold(a)) if t]
+    tb = [t for t in re.split(r"[\s,]+", _fold(b)) if t]
+    if not ta or not tb:
+        return False
+    return set(ta) == set(tb) or bool({"".join(ta), "".join(reversed(ta))} & {"".join(tb), "".join(reversed(tb))})
+
+
 def read_roster(path: str | os.PathLike) -> Roster:
     """A roster as the platform exports it, or a plain CSV.
 
@@ -181,14 +190,14 @@ def _candidates(learner: Learner, roster: Roster) -> list[RosterEntry]:
     if src == "moodle":
         if any(e.participant for e in E):
             return [e for e in E if e.participant == pid]
-        return [e for e in E if e.name and _tokens(e.name) == _tokens(learner.name)]
+        return [e for e in E if e.name and _same_name(e.name, learner.name)]
     if src == "gradescope":
         hits = [e for e in E if pid and pid in (e.id_number, e.login, e.id)]
         return hits or [e for e in E if email and email in (_fold(e.email), _fold(e.login))]
     who = _fold(learner.name)
     hits = [e for e in E if who and (who in (_fold(e.login), _fold(e.email), _fold(e.id_number), _fold(e.id))
                                      or (e.email and who == _fold(e.email).split("@")[0]))]
-    return hits or [e for e in E if e.name and _tokens(e.name) == _tokens(learner.name)]
+    return hits or [e for e in E if e.name and _same_name(e.name, learner.name)]
 
 
 @dataclass

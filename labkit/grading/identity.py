@@ -98,7 +98,10 @@ def _yaml_scalar(text: str) -> str:
     text = text.strip()
     if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
         inner = text[1:-1]
-        return inner.replace("''", "'") if text[0] == "'" else inner.encode().decode("unicode_escape", "ignore")
+        if text[0] == "'":
+            return inner.replace("''", "'")
+        inner = re.sub(r"\\u([0-9a-fA-F]{4})", lambda m: chr(int(m.group(1), 16)), inner)
+        return inner.replace('\\"', '"').replace("\\\\", "\\")
     return text
 
 
@@ -177,14 +180,16 @@ def _timestamp(text: str) -> float | None:
 # ------------------------------------------------------------------ file names
 
 
-def name_from_file(path: Path, lesson_names: tuple[str, ...] = ()) -> str:
+def name_from_file(path: Path, lesson_names: tuple[str, ...] = (), roots: tuple[str, ...] = ()) -> str:
     """A learner's name from a plain file name: `Smith, Anna - lesson03 (1).ipynb` -> `Smith, Anna`.
 
-    `<learner>/<lesson>.ipynb` gives the folder's name. Empty when the name is only the lesson's."""
+    `<learner>/<lesson>.ipynb` gives the folder's name (not when that folder is one the instructor
+    named on the command line, `roots`). Empty when the name is only the lesson's."""
     stem = nfc(path.stem)
     folded = {fold(n) for n in lesson_names if n}
     if fold(stem) in folded or fold(COPY_SUFFIX.sub("", stem)) in folded:
-        stem = nfc(path.parent.name) if path.parent.name not in ("", ".", "/") else ""
+        given = os.path.abspath(path.parent) in roots or path.parent.name in ("", ".", "/")
+        stem = "" if given else nfc(path.parent.name)
     for _ in range(3):
         before = stem
         stem = COPY_SUFFIX.sub("", stem).strip()
@@ -197,7 +202,7 @@ def name_from_file(path: Path, lesson_names: tuple[str, ...] = ()) -> str:
     return nfc(stem)
 
 
-def from_path(path: Path, lesson_names: tuple[str, ...] = ()) -> Identity | None:
+def from_path(path: Path, lesson_names: tuple[str, ...] = (), roots: tuple[str, ...] = ()) -> Identity | None:
     """The identity a file's path carries (platform naming first), or None."""
     name = path.name
     gs = _gradescope_lookup(path)
@@ -225,7 +230,7 @@ def from_path(path: Path, lesson_names: tuple[str, ...] = ()) -> Identity | None
         r = RESUBMISSION.search(orig_stem)
         return Identity(f"canvas:{m['uid']}", nfc(m["name"]), "canvas", m["uid"], order=int(r.group(1)) if r else 0,
                         late=bool(m["late"]))
-    who = name_from_file(path, lesson_names)
+    who = name_from_file(path, lesson_names, roots)
     if who:
         return Identity(f"file:{fold(who)}", who, "file")
     return None
@@ -239,9 +244,9 @@ def from_metadata(nb: dict | None) -> str:
     return nfc(who) if isinstance(who, str) and who.strip() else ""
 
 
-def identify(path: Path, nb: dict | None, lesson_names: tuple[str, ...] = ()) -> Identity:
+def identify(path: Path, nb: dict | None, lesson_names: tuple[str, ...] = (), roots: tuple[str, ...] = ()) -> Identity:
     """The identity of one file: its path's, else its metadata's, else the file itself (never empty)."""
-    ident = from_path(path, lesson_names)
+    ident = from_path(path, lesson_names, roots)
     claimed = from_metadata(nb)
     if ident is not None:
         if claimed and fold(claimed) != fold(ident.name) and ident.source == "file":
@@ -280,8 +285,8 @@ def pick_latest(idents: list[Identity], paths: list[Path]) -> Resolution:
             mtime = os.lstat(paths[i]).st_mtime
         except OSError:
             mtime = 0.0
-        t = idents[i].timestamp
-        return (t if t is not None else mtime, idents[i].order, mtime, str(paths[i]))
+        t = idents[i].timestamp  # the platform's time, else its resubmission counter, else the file's time
+        return (t if t is not None else float("-inf"), idents[i].order, mtime, str(paths[i]))
 
     graded, superseded, notes = {}, {}, []
     names: dict[str, set[str]] = {}

@@ -28,6 +28,7 @@ def parser() -> argparse.ArgumentParser:
     r = sub.add_parser("report", help="an HTML class report: distribution, pass rates, common mistakes")
     r.add_argument("run", help="output folder of `labkit grade`")
     r.add_argument("--out", help="HTML file (default: DIR/report.html)")
+    r.add_argument("--roster", help="the class roster (as for export): the report lists who handed nothing in")
     f = sub.add_parser("feedback", help="each learner's notebook back, with a feedback cell under each exercise")
     f.add_argument("run", help="output folder of `labkit grade`")
     f.add_argument("--out", required=True, help="folder to write <student>/ folders into")
@@ -55,7 +56,8 @@ def main(argv: list[str] | None = None) -> int:
             from .class_report import write_report
 
             run = load_run(args.run)
-            print(f"Wrote {write_report(run, Path(args.out) if args.out else None)}")
+            roster = read_roster(args.roster) if args.roster else None
+            print(f"Wrote {write_report(run, Path(args.out) if args.out else None, roster)}")
         elif args.cmd == "feedback":
             from .release import release
 

@@ -46,6 +46,11 @@ def _short(text: object, limit: int = 300) -> str:
     return s if len(s) <= limit else s[: limit - 1] + "…"
 
 
+def roots_of(paths: list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    """The folders among the submission arguments (absolute)."""
+    return tuple(os.path.abspath(p) for p in paths if os.path.isdir(p) and not os.path.islink(p))
+
+
 def expand(paths: list[str] | tuple[str, ...]) -> list[Path]:
     """Submission arguments -> files (folders walked without following links; links kept, to be reported)."""
     out: list[Path] = []
@@ -102,10 +107,11 @@ def lesson_names(lesson: Lesson) -> tuple[str, ...]:
                                 f"lesson_{lesson.number}", f"lesson {lesson.number}")))
 
 
-def read_submission(path: Path, lesson: Lesson) -> Submission:
-    """Read and check one file, and say whose it is. Never raises: problems go in `error`."""
+def read_submission(path: Path, lesson: Lesson, roots: tuple[str, ...] = ()) -> Submission:
+    """Read and check one file, and say whose it is (`roots`: the folders named on the command line,
+    never taken for a learner's folder). Never raises: problems go in `error`."""
     sub = _read(path, lesson)
-    sub.identity = identify(path, sub._meta, lesson_names(lesson))
+    sub.identity = identify(path, sub._meta, lesson_names(lesson), roots)
     sub._meta = None
     sub.student = sub.identity.id
     return sub
