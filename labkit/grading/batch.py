@@ -136,7 +136,7 @@ def sandbox_spec(opts: Options, protection: Protection, inputs: Path, data: Path
                                              "cpu": int(opts.notebook_timeout) + 120})
     visible = [*sandbox.python_paths(), Path(labkit.__file__).resolve().parent, inputs, data]
     hidden = [Path(labkit_judges.__file__).resolve().parent]
-    uid = sandbox.KERNEL_UID_BASE if protection.sandboxed and os.geteuid() == 0 else None
+    uid = sandbox.KERNEL_UID_BASE if protection.other_uid else None
     return SandboxSpec(limits, protection.sandboxed, tuple(map(str, visible)), tuple(map(str, hidden)),
                        str(inputs), str(data), uid)
 
@@ -230,7 +230,7 @@ def main(argv: list[str] | None = None) -> int:
 def grade(opts: Options) -> int:
     from .cache import ResultsCache, secret_seed
 
-    protection = decide_protection(opts.no_sandbox)
+    protection = decide_protection(opts.no_sandbox, opts.unprivileged_user)
     path = resolve_lesson(opts.lesson, opts.solutions)
     lesson = load_lesson(path, opts.extra_tests)
     files = expand(opts.submissions)
@@ -251,6 +251,8 @@ def grade(opts: Options) -> int:
         print("labkit grade: WITHOUT A SANDBOX, NOT GUARANTEED:\n  - " + "\n  - ".join(NOT_GUARANTEED), file=sys.stderr)
 
     tmp_root = make_tmp_root()
+    if protection.mode == "unprivileged-user":  # no bind mounts: the kernel's uid must walk to its slot and data
+        os.chmod(tmp_root, 0o711)
     pool = None
     if threading.current_thread() is threading.main_thread():  # `kill`: clean up as Ctrl-C does
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))

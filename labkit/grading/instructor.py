@@ -32,6 +32,10 @@ def parser() -> argparse.ArgumentParser:
     f = sub.add_parser("feedback", help="each learner's notebook back, with a feedback cell under each exercise")
     f.add_argument("run", help="output folder of `labkit grade`")
     f.add_argument("--out", required=True, help="folder to write <student>/ folders into")
+    g = sub.add_parser("gradescope-autograder", help="a Gradescope autograder zip that grades LESSON with this grader")
+    g.add_argument("lesson", help="lesson number (00) or name")
+    g.add_argument("--out", required=True, help="the zip to write (upload it as the assignment's autograder)")
+    g.add_argument("--solutions", default=None, help="folder of solution notebooks (default: the course's)")
     o = sub.add_parser("override", help="set one learner's points for one exercise, with a reason")
     o.add_argument("run", help="output folder of `labkit grade`")
     o.add_argument("student")
@@ -52,6 +56,16 @@ def main(argv: list[str] | None = None) -> int:
             roster = read_roster(args.roster) if args.roster else None
             out = Path(args.out) if args.out else runs[0].folder / _DEFAULT_NAMES[args.to]
             print(export(runs, args.to, out, roster, args.moodle_key, args.canvas_column))
+        elif args.cmd == "gradescope-autograder":
+            from .gradescope import build_bundle
+            from .options import GradeError
+
+            try:
+                path = build_bundle(args.lesson, Path(args.out), Path(args.solutions) if args.solutions else None)
+            except GradeError as e:
+                raise ResultsError(str(e)) from None
+            print(f"Wrote {path}: upload it as the Gradescope assignment's autograder (docs/instructors.md). "
+                  "Learners upload their notebook; Gradescope shows their score and one test per exercise.")
         elif args.cmd == "report":
             from .class_report import write_report
 
