@@ -340,3 +340,67 @@ def test_overrides_reach_grades_csv_and_feedback_works_from_anywhere(tmp_path, l
         f.unlink()
     assert cli(["grades", "feedback", str(out), "--out", "back2"]) == 1
     assert "notebook not returned" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- lesson version stamp, feedback text
+
+
+def test_assign_stamps_a_version_that_only_the_exercise_layout_changes():
+    import copy
+
+    import nbformat
+
+    from labkit.assign import lesson_version, make_lesson, render, stamped_version
+
+    sol = nbformat.read(ROOT / "solutions" / "00_setup_check.ipynb", as_version=4)
+    text = render(ROOT / "solutions" / "00_setup_check.ipynb")
+    assert text == render(ROOT / "solutions" / "00_setup_check.ipynb"), "assign --check needs a stable render"
+    v = stamped_version(nbformat.reads(text, as_version=4))
+    assert len(v) == 12 and v == lesson_version(make_lesson(sol))
+    rerun = copy.deepcopy(sol)  # re-executing the solution (outputs, counts, metadata) keeps the version
+    for c in rerun.cells:
+        if c.cell_type == "code":
+            c.outputs, c.execution_count = [{"output_type": "stream", "name": "stdout", "text": "x"}], 7
+    rerun.metadata["kernelspec"] = {"name": "other"}
+    assert stamped_version(make_lesson(rerun)) == v
+    changed = copy.deepcopy(sol)  # an instructor cell changes: a new version
+    code = next(c for c in changed.cells if c.cell_type == "code" and not any(
+        t.startswith(("answer:", "check:")) for t in c.metadata.get("tags", [])))
+    code.source += "\n# changed"
+    assert stamped_version(make_lesson(changed)) != v
+
+
+def test_an_outdated_submission_is_reported_as_outdated_not_as_deleted_cells(lesson):
+    from labkit.grading.batch import outdated_notes
+    from labkit.grading.rebuild import build_run
+
+    nb = json.loads(LESSON_NB.read_text())
+    code = [c for c in nb["cells"] if c["cell_type"] == "code" and not any(
+        t.startswith(("answer:", "check:", "skip-grading")) for t in c.get("metadata", {}).get("tags", []))]
+    assert len(code) >= 2
+    code[0]["source"] = "# the older lesson had this instead"
+    nb["cells"].remove(code[-1])  # and one cell less
+    nb["metadata"].setdefault("labkit", {})["lesson_version"] = "0ld0ld0ld0ld"
+    rebuilt = build_run(lesson, nb)
+    before = " ".join(n for ns in rebuilt.notes.values() for n in ns)
+    assert "deleted" in before and "edited" in before  # what the learner was told before stamps
+    outdated_notes(rebuilt, "0ld0ld0ld0ld", "n3wn3wn3wn3w")
+    after = " ".join(n for ns in rebuilt.notes.values() for n in ns)
+    assert "older version of this lesson (0ld0ld0ld0ld; now n3wn3wn3wn3w)" in after
+    assert "deleted" not in after and "your edit was not run" not in after
+
+
+def test_feedback_text_shows_the_real_cause_without_colour_codes():
+    from labkit.checks.collect import exc_message
+    from labkit.textclean import shorten
+
+    try:
+        try:
+            raise ValueError("\x1b[31mexpected 10 classes\x1b[0m, got 12")
+        except ValueError as inner:
+            raise RuntimeError("Failed to export the model with torch.export. This is step 1/3") from inner
+    except RuntimeError as e:
+        msg = exc_message(e)
+    assert "\x1b" not in msg and "(cause: ValueError: expected 10 classes, got 12)" in msg
+    cut = shorten("the quick brown fox jumps over the lazy dog " * 20, 50)
+    assert len(cut) <= 50 and cut.endswith("…") and cut[:-1].split()[-1] in "the quick brown fox jumps over lazy dog"

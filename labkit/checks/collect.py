@@ -55,9 +55,11 @@ def _time_limit(seconds: float):
 
 
 def exc_message(e: BaseException) -> str:
-    """`TypeName: first line of the message`, at most 300 characters of message."""
-    text = str(e).strip().splitlines()[0][:300] if str(e).strip() else ""
-    return f"{type(e).__name__}: {text}" if text else type(e).__name__
+    """`TypeName: first line of the message` (no colour codes, cut at a word), with the real cause when
+    `e` wraps another exception (an exporter's error around the learner's own mistake)."""
+    from ..textclean import exception_text
+
+    return exception_text(e, 360)
 
 
 def _onnx_bytes(answer: Any) -> OnnxBlob:

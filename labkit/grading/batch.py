@@ -17,6 +17,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import nbformat
+
+from ..assign import lesson_version, make_lesson
 from ..cells import cell_source
 from . import judge
 from .forkserver import KernelServer, warm_plan
@@ -52,8 +55,9 @@ class Task:
 
 
 def _short(text: object, limit: int = 300) -> str:
-    s = " ".join(str(text).split())
-    return s if len(s) <= limit else s[: limit - 1] + "…"
+    from ..textclean import shorten
+
+    return shorten(text, limit)
 
 
 # ---------------------------------------------------------------- preparing the batch (grader process)
@@ -139,6 +143,20 @@ def sandbox_spec(opts: Options, protection: Protection, inputs: Path, data: Path
     uid = sandbox.KERNEL_UID_BASE if protection.other_uid else None
     return SandboxSpec(limits, protection.sandboxed, tuple(map(str, visible)), tuple(map(str, hidden)),
                        str(inputs), str(data), uid)
+
+
+def outdated_notes(rebuilt: Rebuilt, theirs: str, current: str) -> None:
+    """A notebook saved from an older version of the lesson: its cells that differ from today's lesson
+    are the lesson's change, not the learner's. Say so, instead of "deleted" or "edited"."""
+    said = False
+    for x, notes in rebuilt.notes.items():
+        kept = [n for n in notes if "was deleted; the original ran" not in n and "was edited; your edit was not run" not in n]
+        if len(kept) != len(notes) or not said:
+            kept.insert(0, f"your notebook is from an older version of this lesson ({theirs}; now {current}): it was "
+                           "graded on your answer cells inside the current lesson; download the new lesson for the "
+                           "changed cells")
+            said = True
+        rebuilt.notes[x] = kept
 
 
 # ---------------------------------------------------------------- one submission (pool worker)
@@ -264,6 +282,7 @@ def grade(opts: Options) -> int:
         bundle = bundle_hash(lesson, seed=seed, limits={"kernel": spec.limits, "cell": opts.cell_timeout,
                                                         "notebook": opts.notebook_timeout, "judge": opts.judge_timeout},
                              protection_mode=protection.mode, data_hashes=data_hashes)
+        current_version = lesson_version(make_lesson(nbformat.from_dict(lesson.solution), lesson.name))
         warm = warm_plan([cell_source(c) for c in lesson.solution.get("cells", []) if c.get("cell_type") == "code"])
         roots = roots_of(opts.submissions)
         subs, older, resolution = resolve([read_submission(f, lesson, roots) for f in files])
@@ -294,6 +313,8 @@ def grade(opts: Options) -> int:
                 cached += 1
                 continue
             rebuilt = build_run(lesson, s.nb)
+            if s.version and s.version != current_version:
+                outdated_notes(rebuilt, s.version, current_version)
             s.nb = None  # the parent keeps only what runs
             todo.append((s, Task(rebuilt, lesson.exercises, lesson.number, seed, lesson.extra_tests,
                                  opts.cell_timeout, opts.notebook_timeout, opts.judge_timeout, spec,

@@ -22,7 +22,9 @@ FEEDBACK_TAG = "labkit-feedback"
 
 def _md(text: str) -> str:
     """Learner- or judge-written text made safe for a markdown cell (no HTML, no markdown tricks)."""
-    s = html.escape(" ".join(str(text).split()), quote=False)
+    from ..textclean import strip_ansi
+
+    s = html.escape(" ".join(strip_ansi(str(text)).split()), quote=False)
     for ch in "\\`*_[]#|<>":
         s = s.replace(ch, "\\" + ch)
     return s

@@ -34,6 +34,7 @@ class Submission:
     error: str | None = None        # the file cannot be graded at all: every row gets `status`
     status: str = "error"
     other_files: list[str] | None = None   # the same learner's older files, not graded
+    version: str = ""               # the lesson version stamped in the file ('' when none)
     _meta: dict | None = None       # the notebook's metadata (the identity's last resort)
 
     @property
@@ -42,8 +43,9 @@ class Submission:
 
 
 def _short(text: object, limit: int = 300) -> str:
-    s = " ".join(str(text).split())
-    return s if len(s) <= limit else s[: limit - 1] + "…"
+    from ..textclean import shorten
+
+    return shorten(text, limit)
 
 
 def roots_of(paths: list[str] | tuple[str, ...]) -> tuple[str, ...]:
@@ -153,6 +155,9 @@ def _read(path: Path, lesson: Lesson) -> Submission:
     cells = [c for c in nb["cells"] if isinstance(c, dict)]
     nb["cells"] = cells
     sub._meta = {"metadata": nb.get("metadata")}
+    from ..assign import stamped_version
+
+    sub.version = stamped_version(nb)
     ours = {e.id for e in lesson.exercises}
     theirs = {x for c in cells for x in (exercise_tag(c, "answer"), exercise_tag(c, "check")) if x}
     sol_ids = {c.get("id") for c in lesson.solution.get("cells", []) if c.get("id")}
