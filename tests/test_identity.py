@@ -404,3 +404,31 @@ def test_feedback_text_shows_the_real_cause_without_colour_codes():
     assert "\x1b" not in msg and "(cause: ValueError: expected 10 classes, got 12)" in msg
     cut = shorten("the quick brown fox jumps over the lazy dog " * 20, 50)
     assert len(cut) <= 50 and cut.endswith("…") and cut[:-1].split()[-1] in "the quick brown fox jumps over lazy dog"
+
+
+def test_a_notebook_claiming_bob_never_reaches_bobs_canvas_cell(tmp_path, lesson):
+    """Issue 20, point 8: a blank notebook whose metadata claims `bob` keeps its own rows; the real bob
+    keeps his plain id and his Canvas cell holds his own grade."""
+    folder, out = tmp_path / "subs", tmp_path / "out"
+    folder.mkdir()
+    nb = json.loads(LESSON_NB.read_text())
+    (folder / "bob.ipynb").write_text(json.dumps(nb))
+    (folder / "00_setup_check.ipynb").write_text(json.dumps(dict(nb, metadata={**nb["metadata"],
+                                                                               "labkit": {"student": "bob"}})))
+    subs, older, res = resolve([read_submission(p, lesson, (str(folder),)) for p in grading.expand([str(folder)])])
+    reports.write_manifest(out, lesson, subs, older, res.notes, [])
+    for s in subs:
+        pts = 2.0 if s.path.name == "bob.ipynb" else 0.0
+        rows = [{"exercise": x, "title": x, "status": "passed" if pts else "not_attempted", "points": pts,
+                 "max_points": 2.0, "message": "", "tests": [], "hint": ""} for x in ("00.relu", "00.quiz")]
+        reports.write_student(out, reports.record(lesson, s, rows, "sandbox", "k", out=out))
+    reports.finish_run(out, lesson, "sandbox")
+    roster = tmp_path / "roster.csv"
+    roster.write_text("Student,ID,SIS User ID,SIS Login ID,Section\n    Points Possible,,,,\nBob,2001,,bob,A\n")
+    text, m = canvas_csv([load_run(out)], read_roster(roster))
+    rows = list(csv.reader(io.StringIO(text)))
+    assert [(r[1], r[5]) for r in rows[2:]] == [("2001", "4")]
+    assert [l.identity["source"] for _, l in m.not_on_roster] == ["metadata"] and not m.ambiguous
+    with open(out / "grades.csv", newline="") as f:
+        g = {(r["student"], r["exercise"]): r["points"] for r in csv.DictReader(f)}
+    assert g[("bob", "00.relu")] == "2" and len({k[0] for k in g}) == 2
