@@ -432,3 +432,13 @@ def test_a_notebook_claiming_bob_never_reaches_bobs_canvas_cell(tmp_path, lesson
     with open(out / "grades.csv", newline="") as f:
         g = {(r["student"], r["exercise"]): r["points"] for r in csv.DictReader(f)}
     assert g[("bob", "00.relu")] == "2" and len({k[0] for k in g}) == 2
+
+
+def test_the_grader_computes_the_version_assign_stamps(lesson):
+    import nbformat
+
+    from labkit.assign import render, stamped_version
+    from labkit.grading.batch import current_lesson_version
+
+    v = stamped_version(nbformat.reads(render(ROOT / "solutions" / "00_setup_check.ipynb"), as_version=4))
+    assert current_lesson_version(lesson) == v != ""

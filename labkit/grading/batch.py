@@ -145,6 +145,17 @@ def sandbox_spec(opts: Options, protection: Protection, inputs: Path, data: Path
                        str(inputs), str(data), uid)
 
 
+def current_lesson_version(lesson: Lesson) -> str:
+    """The version `labkit assign` stamps in this lesson today ('' if it cannot be computed)."""
+    import json
+
+    try:
+        nb = nbformat.reads(json.dumps(lesson.solution), as_version=4)  # sources as strings, as assign reads them
+        return lesson_version(make_lesson(nb, lesson.name))
+    except Exception:  # a lesson assign cannot render is refused by assign itself; grading goes on
+        return ""
+
+
 def outdated_notes(rebuilt: Rebuilt, theirs: str, current: str) -> None:
     """A notebook saved from an older version of the lesson: its cells that differ from today's lesson
     are the lesson's change, not the learner's. Say so, instead of "deleted" or "edited"."""
@@ -282,7 +293,7 @@ def grade(opts: Options) -> int:
         bundle = bundle_hash(lesson, seed=seed, limits={"kernel": spec.limits, "cell": opts.cell_timeout,
                                                         "notebook": opts.notebook_timeout, "judge": opts.judge_timeout},
                              protection_mode=protection.mode, data_hashes=data_hashes)
-        current_version = lesson_version(make_lesson(nbformat.from_dict(lesson.solution), lesson.name))
+        current_version = current_lesson_version(lesson)
         warm = warm_plan([cell_source(c) for c in lesson.solution.get("cells", []) if c.get("cell_type") == "code"])
         roots = roots_of(opts.submissions)
         subs, older, resolution = resolve([read_submission(f, lesson, roots) for f in files])
@@ -313,7 +324,7 @@ def grade(opts: Options) -> int:
                 cached += 1
                 continue
             rebuilt = build_run(lesson, s.nb)
-            if s.version and s.version != current_version:
+            if s.version and current_version and s.version != current_version:
                 outdated_notes(rebuilt, s.version, current_version)
             s.nb = None  # the parent keeps only what runs
             todo.append((s, Task(rebuilt, lesson.exercises, lesson.number, seed, lesson.extra_tests,
