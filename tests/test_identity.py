@@ -442,3 +442,10 @@ def test_the_grader_computes_the_version_assign_stamps(lesson):
 
     v = stamped_version(nbformat.reads(render(ROOT / "solutions" / "00_setup_check.ipynb"), as_version=4))
     assert current_lesson_version(lesson) == v != ""
+
+
+def test_read_submission_records_the_stamped_version(tmp_path, lesson):
+    nb = json.loads(LESSON_NB.read_text())
+    nb["metadata"]["labkit"] = {"lesson_version": "abcdef012345"}
+    (tmp_path / "alice.ipynb").write_text(json.dumps(nb))
+    assert read_submission(tmp_path / "alice.ipynb", lesson).version == "abcdef012345"

@@ -74,7 +74,10 @@ def make_tmp_root(base: Path | None = None) -> Path:
             pid = int((old / "owner.pid").read_text())
             os.kill(pid, 0)
         except ProcessLookupError:
-            shutil.rmtree(old, ignore_errors=True)
+            try:
+                shutil.rmtree(old, ignore_errors=True)
+            except RecursionError:  # a folder nested past Python's recursion limit: leave it, grade on
+                pass
         except (OSError, ValueError):
             pass
     root = Path(tempfile.mkdtemp(prefix=TMP_PREFIX, dir=base))

@@ -222,8 +222,21 @@ def summary_table(lesson: Lesson, records: list[dict], protection: str) -> str:
         st = ", ".join(f"{k}×{v}" for k, v in sorted(_count(rec).items()))
         who = rec.get("name") or rec["student"]
         who = who if who == rec["student"] else f"{who} ({rec['student']})"
-        lines.append(f"{who[:32]:<32} {rec['points']:>4g}/{rec['max_points']:<3g}  {st}")
+        lines.append(f"{_pad(who, 32)} {rec['points']:>4g}/{rec['max_points']:<3g}  {st}")
     return "\n".join(lines)
+
+
+def _pad(text: str, width: int) -> str:
+    """`text` cut and padded to `width` terminal columns (CJK characters take two)."""
+    import unicodedata
+
+    out, used = "", 0
+    for ch in text:
+        w = 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 0 if unicodedata.combining(ch) else 1
+        if used + w > width:
+            break
+        out, used = out + ch, used + w
+    return out + " " * (width - used)
 
 
 def _count(rec: dict) -> dict[str, int]:
