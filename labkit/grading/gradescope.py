@@ -34,7 +34,7 @@ from pathlib import Path
 CONFIG = "labkit-autograder.json"
 VENV = "/opt/labkit"
 
-SETUP_SH = """#!/usr/bin/env bash
+SETUP_SH = r"""#!/usr/bin/env bash
 # Gradescope: runs once, as root, when the autograder image is built.
 set -euo pipefail
 SRC="$(cd "$(dirname "$0")" && pwd)"
@@ -42,8 +42,10 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -q
 apt-get install -y -q python3 python3-venv python3-pip bubblewrap util-linux
 python3 -m venv {venv}
-# CPU-only torch: the course never uses a GPU, and the CUDA wheels are gigabytes
-{venv}/bin/pip install -q --extra-index-url https://download.pytorch.org/whl/cpu "$SRC/course"
+# CPU-only torch first (the course never uses a GPU; the CUDA wheels are gigabytes), at the course's pin
+TORCH="$(sed -n 's/.*"torch==\([^"]*\)".*/\1/p' "$SRC/course/pyproject.toml")"
+{venv}/bin/pip install -q --index-url https://download.pytorch.org/whl/cpu "torch==$TORCH"
+{venv}/bin/pip install -q "$SRC/course"
 # the answers are readable by root only: the solution, the judges (references, quiz keys), this folder
 SITE="$({venv}/bin/python -c 'import labkit_judges, os; print(os.path.dirname(labkit_judges.__file__))')"
 chown -R root:root "$SITE" "$SRC"
