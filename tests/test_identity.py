@@ -151,6 +151,7 @@ CLASS = [  # file as downloaded, display name, Canvas id, email, relu points, qu
 ]
 CANVAS_ROSTER = (  # Canvas: Grades > Export (two header rows, a test student)
     "Student,ID,SIS User ID,SIS Login ID,Section,ONNX Lab 00 (777001),Current Score\n"
+    ",,,,,Manual Posting,\n"
     "    Points Possible,,,,,4,(read only)\n"
     "\"Müller, Zoë\",1001,S1,zoe,Sec A,,\n"
     "\"王, 小明\",1002,S2,wang,Sec A,,\n"

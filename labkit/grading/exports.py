@@ -125,8 +125,10 @@ def read_roster(path: str | os.PathLike) -> Roster:
                 assignments[title] = m.group(2)
         for n, row in enumerate(rows[1:], start=2):
             first = get(row, c["student"])
+            joined = " ".join(row).lower()
             if not any(x.strip() for x in row) or first in ("Points Possible", "Student, Test") \
-                    or (not first and "points possible" in " ".join(row).lower()):
+                    or (not first and not get(row, c["id"])) or "points possible" in joined \
+                    or "manual posting" in joined:  # Canvas's header rows, and its test student
                 continue
             entries.append(RosterEntry(first, get(row, c["id"]), get(row, c["sis user id"]), get(row, c["sis login id"]),
                                        "", get(row, c["section"]), line=n))
