@@ -49,6 +49,8 @@ def names(*paths: str) -> tuple[str, ...]:
     ("class/Γιώργος Παπαδόπουλος.ipynb", "file:" + identity.fold("Γιώργος Παπαδόπουλος"), "Γιώργος Παπαδόπουλος"),
     ("class/anna/00_setup_check.ipynb", "file:anna", "anna"),
     ("class/bob_00_setup_check.ipynb", "file:bob", "bob"),
+    ("class/other_lesson.ipynb", "file:other_lesson", "other_lesson"),
+    ("class/Anna Lab 3.ipynb", "file:anna", "Anna"),
 ])
 def test_identity_from_platform_and_file_names(path, key, name):
     ident = identity.from_path(Path(path), names())

@@ -40,7 +40,7 @@ PLAIN = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
 HASHED = re.compile(r"-[0-9a-f]{%d}$" % HASH_LEN)
 RESUBMISSION = re.compile(r"-(\d+)$")
 COPY_SUFFIX = re.compile(r"\s*(\(\d+\)|copy( \d+)?|kopie|-\s*copy)$", re.IGNORECASE)
-LESSON_WORD = re.compile(r"[\s_.-]*[-–—]?\s*(lesson|lab|notebook|nb|assignment|hw)[\s_.-]*\d*\w*$", re.IGNORECASE)
+LESSON_WORD = re.compile(r"[\s_.-]*[-–—]?\s*(lesson|lab|notebook|nb|assignment|hw)[\s_.-]*\d+[a-z]?$", re.IGNORECASE)
 
 
 @dataclass
