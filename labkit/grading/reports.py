@@ -193,7 +193,7 @@ def histogram(path: Path, totals: list[float], most: float, lesson: str) -> None
     ax.set_xlabel(f"points (out of {most:g})")
     ax.set_ylabel("students")
     ax.yaxis.get_major_locator().set_params(integer=True)
-    ax.set_title(f"Lesson {lesson}: scores of {len(totals)} submissions")
+    ax.set_title(f"Lesson {lesson}: scores of {len(totals)} learners")
     fig.tight_layout()
     buf = io.BytesIO()
     fig.savefig(buf, format="png")
@@ -202,7 +202,7 @@ def histogram(path: Path, totals: list[float], most: float, lesson: str) -> None
 
 
 def summary_table(lesson: Lesson, records: list[dict], protection: str) -> str:
-    lines = [f"Lesson {lesson.name}: {len(records)} submissions graded ({protection})"]
+    lines = [f"Lesson {lesson.name}: {len(records)} learners graded, one file each ({protection})"]
     if not records:
         return "\n".join(lines)
     head = f"{'exercise':<22} {'max':>5} {'mean':>6} " + " ".join(f"{LABELS[s][:9]:>9}" for s in LABELS)
