@@ -452,3 +452,18 @@ def test_read_submission_records_the_stamped_version(tmp_path, lesson):
     nb["metadata"]["labkit"] = {"lesson_version": "abcdef012345"}
     (tmp_path / "alice.ipynb").write_text(json.dumps(nb))
     assert read_submission(tmp_path / "alice.ipynb", lesson).version == "abcdef012345"
+
+
+def test_a_learners_notebook_wins_over_their_other_files(tmp_path, lesson):
+    """Moodle puts an online text next to the file submission: the notebook is graded, the text listed."""
+    files = tmp_path / "moodle"
+    (files / "Ivan Petrov_77_assignsubmission_file_").mkdir(parents=True)
+    (files / "Ivan Petrov_77_assignsubmission_onlinetext_").mkdir(parents=True)
+    nb = files / "Ivan Petrov_77_assignsubmission_file_" / "00_setup_check.ipynb"
+    nb.write_text(LESSON_NB.read_text())
+    text = files / "Ivan Petrov_77_assignsubmission_onlinetext_" / "onlinetext.html"
+    text.write_text("<p>see my notebook</p>")
+    os.utime(nb, (time.time() - 100, time.time() - 100))  # the text is newer
+    graded, older, _ = resolve([read_submission(p, lesson) for p in grading.expand([str(files)])])
+    assert [s.path for s in graded] == [nb] and [s.path for s in older] == [text]
+    assert graded[0].name == "Ivan Petrov" and graded[0].identity.key == "moodle:77"

@@ -274,7 +274,7 @@ class Resolution:
 
 
 def pick_latest(idents: list[Identity], paths: list[Path]) -> Resolution:
-    """Group files by identity; per learner the latest file (platform time, Canvas resubmission counter,
+    """Group files by identity; per learner the latest notebook (platform time, Canvas resubmission counter,
     else modification time) is graded and the others listed. Never depends on the order given."""
     groups: dict[str, list[int]] = {}
     for i, ident in enumerate(idents):
@@ -285,8 +285,9 @@ def pick_latest(idents: list[Identity], paths: list[Path]) -> Resolution:
             mtime = os.lstat(paths[i]).st_mtime
         except OSError:
             mtime = 0.0
-        t = idents[i].timestamp  # the platform's time, else its resubmission counter, else the file's time
-        return (t if t is not None else float("-inf"), idents[i].order, mtime, str(paths[i]))
+        t = idents[i].timestamp  # a notebook over anything else (Moodle's onlinetext.html, a stray .pdf), then
+        notebook = paths[i].suffix.lower() == ".ipynb"  # the platform's time, its resubmission counter, the file's time
+        return (notebook, t if t is not None else float("-inf"), idents[i].order, mtime, str(paths[i]))
 
     graded, superseded, notes = {}, {}, []
     names: dict[str, set[str]] = {}
