@@ -4,11 +4,14 @@ In a solution's answer cell, the code between `### BEGIN SOLUTION` and `### END 
 replaced by a stub that keeps the notebook running: lines written as `# STUB: code` inside the
 block become `code`; without them an indented block becomes `raise NotImplementedError` (so the
 check reports "not attempted") and a top-level block becomes a `# YOUR CODE HERE` comment.
-Outputs are cleared, cell ids and tags kept, check cells made read-only.
+Outputs are cleared, cell ids and tags kept, check cells made read-only, and the notebook's metadata
+is stamped with the lesson's version (`metadata.labkit.lesson_version`, a hash of its exercise layout).
 """
 from __future__ import annotations
 
 import difflib
+import hashlib
+import json
 import re
 from pathlib import Path
 
@@ -62,6 +65,31 @@ def strip_solution(source: str, where: str = "") -> str:
     return "\n".join(out)
 
 
+def lesson_version(lesson_nb: dict) -> str:
+    """A short hash of a lesson notebook's exercise layout: the order, ids, kinds and tags of its cells and
+    the source of every cell the grader runs from the instructor's copy (not answers, outputs or metadata).
+    It changes exactly when a learner's older copy would be rebuilt differently."""
+    layout = []
+    for c in lesson_nb.get("cells", []):
+        if not isinstance(c, dict):
+            continue
+        src = c.get("source", "")
+        src = "".join(src) if isinstance(src, list) else str(src)
+        tags = sorted(t for t in (c.get("metadata", {}).get("tags") or []) if isinstance(t, str))
+        answer = any(t.startswith("answer:") for t in tags)
+        body = hashlib.sha256(src.encode()).hexdigest()[:16] if c.get("cell_type") == "code" and not answer else ""
+        layout.append([c.get("id", ""), c.get("cell_type", ""), tags, body])
+    return hashlib.sha256(json.dumps(layout, sort_keys=True).encode()).hexdigest()[:12]
+
+
+def stamped_version(nb: dict) -> str:
+    """The version `labkit assign` stamped in a notebook's metadata ('' when it has none)."""
+    meta = nb.get("metadata") if isinstance(nb.get("metadata"), dict) else {}
+    lab = meta.get("labkit") if isinstance(meta.get("labkit"), dict) else {}
+    v = lab.get("lesson_version")
+    return v if isinstance(v, str) else ""
+
+
 def make_lesson(solution: nbformat.NotebookNode, where: str = "") -> nbformat.NotebookNode:
     """The learner version of a solution notebook (a new object; the input is not changed)."""
     nb = nbformat.from_dict(solution)
@@ -86,6 +114,10 @@ def make_lesson(solution: nbformat.NotebookNode, where: str = "") -> nbformat.No
                           f"check cells {sorted(checks - answers)} no answer cell")
     for key in DROP_NB_META:
         nb.metadata.pop(key, None)
+    lab = dict(nb.metadata.get("labkit") or {})
+    lab.pop("student", None)
+    lab["lesson_version"] = lesson_version(nb)  # an outdated submission is reported as outdated
+    nb.metadata["labkit"] = lab
     return nb
 
 

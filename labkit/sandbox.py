@@ -182,6 +182,12 @@ def bwrap_args(workdir: Path, visible: list[Path], hidden: list[Path] = (), uid:
     return args + ["--"]
 
 
+def drop_to(uid: int) -> list[str]:
+    """The prefix that runs a command as `uid` with no capabilities and no new privileges (no bwrap)."""
+    return [shutil.which("setpriv") or "/usr/bin/setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
+            "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]
+
+
 def launcher_args(limits: dict, cgroup: str | None = None) -> list[str]:
     """The launcher prefix: `python -I -S sandbox.py SPEC --` (run outside bwrap, before it)."""
     spec = json.dumps({"limits": limits, "cgroup": cgroup})

@@ -221,14 +221,16 @@ def test_batch_completes_and_every_student_keeps_a_row(hostile):
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "Traceback" not in proc.stderr
     students = {s for s, _ in g}
-    expected = {"solution", "blank", *ATTACKS, *hostile["bad"], "grades.csv", "bob__bob", "bob__other"}
+    # metadata never names a learner a file name already names (issue 21): sneaky.ipynb claiming
+    # "grades.csv" is `sneaky`, other.ipynb claiming "bob" is `other`; the real bob keeps his plain row
+    expected = {"solution", "blank", *ATTACKS, *hostile["bad"], "sneaky", "bob", "bob__bob", "other"}
     assert expected <= students, expected - students
-    assert len(students) == len(list(hostile["subs"].iterdir())), students  # bob x2 and bob__bob: 3 rows
+    assert len(students) == len(list(hostile["subs"].iterdir())), students  # every file its own learner
     for s in students:
         assert {ex for (t, ex) in g if t == s} == set(EXERCISES), s
-    # student folders live under students/: a student called grades.csv cannot touch the real one
-    assert (hostile["out"] / "students" / "grades.csv" / "results.json").is_file()
-    assert (hostile["out"] / "grades.csv").is_file()
+    # student folders live under students/, and no claimed name reaches the run's own files
+    assert (hostile["out"] / "students" / "sneaky" / "results.json").is_file()
+    assert not (hostile["out"] / "students" / "grades.csv").exists() and (hostile["out"] / "grades.csv").is_file()
 
 
 def test_attacks_score_no_higher_than_blank(hostile):
@@ -254,9 +256,10 @@ def test_bad_files_cost_only_their_row(hostile):
     for name, words in hostile["bad"].items():
         row = g[(name, "01.sigmoid_model")]
         assert row["status"] == "error" and words in row["message"], (name, row)
-    assert g[("grades.csv", "01.quiz")]["status"] == "passed"  # the sneaky name is graded like any other
+    assert g[("sneaky", "01.quiz")]["status"] == "passed"  # graded like any other, under its file's name
     bobs = sorted(s for s, ex in g if ex == "01.quiz" and s.lower().startswith("bob"))
-    assert len(bobs) == 3 and "bob__bob" in bobs, bobs
+    assert bobs == ["bob", "bob__bob"], bobs  # other.ipynb's claim to be bob takes nothing of bob's
+    assert g[("other", "01.quiz")]["status"] != "passed" and g[("bob", "01.quiz")]["status"] != "passed"
 
 
 def test_channel_flood_and_killer_cost_only_their_own_exercises(hostile):

@@ -5,6 +5,8 @@ from __future__ import annotations
 import csv
 import json
 import os
+import shutil
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -91,3 +93,112 @@ def test_regrade_one_learner_and_one_exercise(tmp_path):
     r = subprocess.run([sys.executable, "-m", "labkit.cli", "grades", "export", str(out), "--to", "csv"],
                        capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0 and (out / "grades-wide.csv").read_text().count("\n") == 4, r.stderr
+
+
+# ---------------------------------------------------------------- identity, end to end with real kernels
+
+
+def test_non_latin_names_and_a_late_resubmission_each_get_their_own_grade(tmp_path):
+    """Real grading: names in three scripts and a Canvas late resubmission; every output agrees."""
+    if not sandbox.bwrap_status()[0]:
+        pytest.skip("bubblewrap is not usable here: " + sandbox.bwrap_status()[1])
+    subs, out = tmp_path / "class", tmp_path / "out"
+    subs.mkdir()
+    write(subs, "Zoë Müller", "np.maximum(x, 0)", RIGHT_QUIZ)                          # 4
+    write(subs, "王小明", "np.abs(x)", WRONG_QUIZ)                                       # relu 0
+    write(subs, "petrovivan_1003_558_00_setup_check", "np.abs(x)", RIGHT_QUIZ)         # the first try: not graded
+    write(subs, "petrovivan_late_1003_559_00_setup_check-1", "np.maximum(x, 0)", WRONG_QUIZ)  # relu 2
+    r = grade([subs], out)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "petrovivan: 2 files; graded the latest" in r.stderr
+    run = json.loads((out / "run.json").read_text())
+    by_name = {m["name"]: m["student"] for m in run["learners"]}
+    assert set(by_name) == {"Zoë Müller", "王小明", "petrovivan"}
+    g = grades(out)
+    assert g[(by_name["Zoë Müller"], "00.relu")] == "2" and g[(by_name["Zoë Müller"], "00.quiz")] == "2"
+    assert g[(by_name["王小明"], "00.relu")] != "2" and g[(by_name["王小明"], "00.quiz")] != "2"
+    assert g[(by_name["petrovivan"], "00.relu")] == "2" and g[(by_name["petrovivan"], "00.quiz")] != "2"
+    assert len({k[0] for k in g}) == 3
+    zoe = (out / "students" / by_name["Zoë Müller"] / "feedback.html").read_text()
+    assert "feedback for Zoë Müller" in zoe
+    # feedback from another folder finds every notebook
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    r = subprocess.run([sys.executable, "-m", "labkit.cli", "grades", "feedback", str(out), "--out", "back"],
+                       capture_output=True, text=True, cwd=elsewhere)
+    assert r.returncode == 0 and "3 with their notebook annotated" in r.stdout, r.stderr
+    nb = json.loads((elsewhere / "back" / by_name["王小明"] / "00_setup_check.ipynb").read_text())
+    assert "王小明" in nb["cells"][0]["source"]
+
+
+def _autograder_root(tmp_path: Path, lesson: str) -> Path:
+    root = tmp_path / "autograder"
+    (root / "submission").mkdir(parents=True)
+    zpath = tmp_path / "autograder.zip"
+    r = subprocess.run([sys.executable, "-m", "labkit.cli", "grades", "gradescope-autograder", lesson, "--out",
+                        str(zpath)], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    import zipfile
+
+    with zipfile.ZipFile(zpath) as zf:
+        names = zf.namelist()
+        assert {"setup.sh", "run_autograder", "labkit-autograder.json"} <= set(names)
+        assert any(n.startswith("course/labkit_judges/") for n in names) and "course/pyproject.toml" in names
+        zf.extractall(root / "source")
+    for f in ("setup.sh", "run_autograder"):
+        os.chmod(root / "source" / f, 0o755)
+        assert subprocess.run(["bash", "-n", str(root / "source" / f)]).returncode == 0
+    return root
+
+
+def _run_autograder(root: Path, **env) -> dict:
+    r = subprocess.run([str(root / "source" / "run_autograder")], capture_output=True, text=True, timeout=600,
+                       env={**os.environ, "LABKIT_AUTOGRADER_ROOT": str(root), "LABKIT_AUTOGRADER_PYTHON": sys.executable,
+                            **env})
+    assert r.returncode == 0, r.stderr[-2000:]
+    return json.loads((root / "results" / "results.json").read_text())
+
+
+def test_gradescope_autograder_grades_a_solution_and_a_blank_lesson(tmp_path):
+    """The bundle, unpacked into a simulated /autograder root: Gradescope's results.json for lesson 01."""
+    if not sandbox.bwrap_status()[0]:
+        pytest.skip("bubblewrap is not usable here: " + sandbox.bwrap_status()[1])
+    root = _autograder_root(tmp_path, "01")
+    shutil.copy(ROOT / "solutions" / "01_onnx_concepts.ipynb", root / "submission" / "01_onnx_concepts.ipynb")
+    res = _run_autograder(root)
+    assert res["score"] == sum(t["max_score"] for t in res["tests"]) > 0
+    assert all(t["status"] == "passed" for t in res["tests"]) and len(res["tests"]) >= 3
+    assert res["extra_data"]["protection"] == "sandbox" and res["extra_data"]["answers_root_only"]["solution"]
+    for t in res["tests"]:
+        assert set(t) >= {"name", "score", "max_score", "output", "status", "visibility"}
+    shutil.rmtree(root / "results")
+    (root / "submission" / "01_onnx_concepts.ipynb").unlink()
+    shutil.copy(ROOT / "lessons" / "01_onnx_concepts.ipynb", root / "submission" / "my work.ipynb")
+    res = _run_autograder(root)
+    assert res["score"] == 0 and all(t["score"] == 0 for t in res["tests"])
+    assert any("not_attempted" in t["output"] for t in res["tests"])
+    assert stat.S_IMODE(os.stat(root / "source").st_mode) == 0o700
+
+
+def test_gradescope_unprivileged_mode_kernel_cannot_read_answers(tmp_path):
+    """Without bubblewrap (as in Gradescope's container) the kernel runs as an unprivileged uid: it reads
+    world-readable files, but not the solution, the configuration, the work folder or the results."""
+    if os.geteuid() != 0:
+        pytest.skip("the unprivileged-user mode is for a root grader (as in Gradescope)")
+    root = _autograder_root(tmp_path, "00")
+    secrets = [root / "source" / "course" / "solutions" / "00_setup_check.ipynb", root / "source" / "labkit-autograder.json",
+               root / "work", root / "results"]
+    nb = nbformat.read(ROOT / "lessons" / "00_setup_check.ipynb", as_version=4)
+    for c in nb.cells:
+        if "answer:00.relu" in c.metadata.get("tags", []):
+            c.source = (f"import os\nleaks = []\nfor p in {[str(s) for s in secrets]!r}:\n    try:\n"
+                        "        os.listdir(p) if os.path.isdir(p) else open(p).read(10)\n        leaks.append(p)\n"
+                        "    except OSError:\n        pass\n"
+                        "control = open('/etc/hostname').read() is not None  # world-readable: must work\n"
+                        "ok = control and os.getuid() != 0 and not leaks\n"
+                        "def relu(x):\n    return np.maximum(x, 0) if ok else np.abs(x)\n")
+    nbformat.write(nb, root / "submission" / "00_setup_check.ipynb")
+    res = _run_autograder(root, LABKIT_AUTOGRADER_PROTECTION="unprivileged-user")
+    assert res["extra_data"]["protection"] == "unprivileged-user"
+    relu = next(t for t in res["tests"] if t["name"].startswith("00.relu"))
+    assert relu["score"] == relu["max_score"], "the kernel read a secret, ran as root, or could not run: " + relu["output"]

@@ -18,7 +18,7 @@ from typing import Any
 from .. import plain
 from ..plain import NotPlain, OnnxBlob, Raised
 from .registry import Exercise
-from .text import for_beginners, shorten
+from .text import exception_text, for_beginners
 
 #: seconds a learner's function may run on one test input before it is stopped
 FUNCTION_TIME_LIMIT = 60
@@ -56,9 +56,9 @@ def _time_limit(seconds: float):
 
 
 def exc_message(e: BaseException) -> str:
-    """`TypeName: first line of the message`, at most 300 characters of message (cut at a word)."""
-    text = shorten(str(e).strip().splitlines()[0], 300) if str(e).strip() else ""
-    return f"{type(e).__name__}: {text}" if text else type(e).__name__
+    """`TypeName: first line of the message` (no colour codes, cut at a word), with the real cause when
+    `e` wraps another exception (an exporter's error around the learner's own mistake)."""
+    return exception_text(e, 360)
 
 
 def _onnx_bytes(answer: Any) -> OnnxBlob:

@@ -1,14 +1,24 @@
-"""Short texts for panels and reports: one place that cuts a message at a word boundary with "…"."""
+"""Short texts for panels, feedback and reports: one place that cuts a message at a word boundary with
+"…", drops terminal colour codes and finds an exception's real cause."""
 from __future__ import annotations
 
+import re
+
 ELLIPSIS = "…"
+ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
+
+
+def strip_ansi(text: str) -> str:
+    """`text` without terminal escape sequences (colours, cursor moves)."""
+    return ANSI.sub("", text)
 
 
 def shorten(text: object, limit: int = 300) -> str:
-    """`text` on one line (whitespace runs collapsed), at most `limit` characters, cut at a word boundary.
+    """`text` on one line (whitespace runs collapsed, no colour codes), at most `limit` characters, cut at
+    a word boundary.
 
     A cut text ends with "…"; a single word longer than the limit is cut inside the word."""
-    s = " ".join(str(text).split())
+    s = " ".join(strip_ansi(str(text)).split())
     if len(s) <= limit:
         return s
     limit = max(limit, 2)
@@ -17,6 +27,33 @@ def shorten(text: object, limit: int = 300) -> str:
     if space >= limit // 2:          # a word boundary not too far back
         cut = cut[:space]
     return cut.rstrip(" ,;:.-") + ELLIPSIS
+
+
+def root_cause(e: BaseException, depth: int = 10) -> BaseException:
+    """The innermost exception of `e`'s chain (`raise ... from ...` or raised while handling another)."""
+    seen = {id(e)}
+    while depth > 0:
+        inner = e.__cause__ or (None if e.__suppress_context__ else e.__context__)
+        if inner is None or id(inner) in seen:
+            break
+        seen.add(id(inner))
+        e, depth = inner, depth - 1
+    return e
+
+
+def _first_line(e: BaseException) -> str:
+    text = strip_ansi(str(e)).strip()
+    return text.splitlines()[0] if text else ""
+
+
+def exception_text(e: BaseException, limit: int = 300) -> str:
+    """`Type: message`, with the real cause when `e` wraps another exception: `Outer: … (cause: Inner: …)`."""
+    outer = f"{type(e).__name__}: {_first_line(e)}" if _first_line(e) else type(e).__name__
+    inner = root_cause(e)
+    if inner is not e:
+        cause = f"{type(inner).__name__}: {_first_line(inner)}" if _first_line(inner) else type(inner).__name__
+        outer = f"{shorten(outer, limit // 2)} (cause: {cause})"
+    return shorten(outer, limit)
 
 
 def for_beginners(e: BaseException, message: str) -> str:

@@ -17,6 +17,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import nbformat
+
+from ..assign import lesson_version, make_lesson
 from ..cells import cell_source
 from . import judge
 from .forkserver import KernelServer, warm_plan
@@ -24,10 +27,10 @@ from .judge import copy_answers, judge_answers
 from .lesson import ExerciseInfo, Lesson, bundle_hash, load_lesson, resolve_lesson
 from .options import NOT_GUARANTEED, GradeError, Options, Protection, decide_protection, parse
 from .rebuild import Rebuilt, build_run
-from .reports import (histogram, keep_other_exercises, previous_records, record, summary_table, write_grades,
-                      write_student)
+from .reports import (finish_run, histogram, keep_other_exercises, previous_records, record, write_grades,
+                      write_manifest, write_student)
 from .run import Runner, SandboxSpec, bound_channels
-from .submissions import Submission, assign_students, expand, read_submission
+from .submissions import Submission, expand, read_submission, resolve, roots_of
 from .verdicts import compose, row
 
 WORKER_MEMORY = 4 << 30
@@ -52,8 +55,9 @@ class Task:
 
 
 def _short(text: object, limit: int = 300) -> str:
-    s = " ".join(str(text).split())
-    return s if len(s) <= limit else s[: limit - 1] + "…"
+    from ..checks.text import shorten
+
+    return shorten(text, limit)
 
 
 # ---------------------------------------------------------------- preparing the batch (grader process)
@@ -70,7 +74,10 @@ def make_tmp_root(base: Path | None = None) -> Path:
             pid = int((old / "owner.pid").read_text())
             os.kill(pid, 0)
         except ProcessLookupError:
-            shutil.rmtree(old, ignore_errors=True)
+            try:
+                shutil.rmtree(old, ignore_errors=True)
+            except RecursionError:  # a folder nested past Python's recursion limit: leave it, grade on
+                pass
         except (OSError, ValueError):
             pass
     root = Path(tempfile.mkdtemp(prefix=TMP_PREFIX, dir=base))
@@ -136,9 +143,34 @@ def sandbox_spec(opts: Options, protection: Protection, inputs: Path, data: Path
                                              "cpu": int(opts.notebook_timeout) + 120})
     visible = [*sandbox.python_paths(), Path(labkit.__file__).resolve().parent, inputs, data]
     hidden = [Path(labkit_judges.__file__).resolve().parent]
-    uid = sandbox.KERNEL_UID_BASE if protection.sandboxed and os.geteuid() == 0 else None
+    uid = sandbox.KERNEL_UID_BASE if protection.other_uid else None
     return SandboxSpec(limits, protection.sandboxed, tuple(map(str, visible)), tuple(map(str, hidden)),
                        str(inputs), str(data), uid)
+
+
+def current_lesson_version(lesson: Lesson) -> str:
+    """The version `labkit assign` stamps in this lesson today ('' if it cannot be computed)."""
+    import json
+
+    try:
+        nb = nbformat.reads(json.dumps(lesson.solution), as_version=4)  # sources as strings, as assign reads them
+        return lesson_version(make_lesson(nb, lesson.name))
+    except Exception:  # a lesson assign cannot render is refused by assign itself; grading goes on
+        return ""
+
+
+def outdated_notes(rebuilt: Rebuilt, theirs: str, current: str) -> None:
+    """A notebook saved from an older version of the lesson: its cells that differ from today's lesson
+    are the lesson's change, not the learner's. Say so, instead of "deleted" or "edited"."""
+    said = False
+    for x, notes in rebuilt.notes.items():
+        kept = [n for n in notes if "was deleted; the original ran" not in n and "was edited; your edit was not run" not in n]
+        if len(kept) != len(notes) or not said:
+            kept.insert(0, f"your notebook is from an older version of this lesson ({theirs}; now {current}): it was "
+                           "graded on your answer cells inside the current lesson; download the new lesson for the "
+                           "changed cells")
+            said = True
+        rebuilt.notes[x] = kept
 
 
 # ---------------------------------------------------------------- one submission (pool worker)
@@ -230,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
 def grade(opts: Options) -> int:
     from .cache import ResultsCache, secret_seed
 
-    protection = decide_protection(opts.no_sandbox)
+    protection = decide_protection(opts.no_sandbox, opts.unprivileged_user)
     path = resolve_lesson(opts.lesson, opts.solutions)
     lesson = load_lesson(path, opts.extra_tests)
     files = expand(opts.submissions)
@@ -251,6 +283,8 @@ def grade(opts: Options) -> int:
         print("labkit grade: WITHOUT A SANDBOX, NOT GUARANTEED:\n  - " + "\n  - ".join(NOT_GUARANTEED), file=sys.stderr)
 
     tmp_root = make_tmp_root()
+    if protection.mode == "unprivileged-user":  # no bind mounts: the kernel's uid must walk to its slot and data
+        os.chmod(tmp_root, 0o711)
     pool = None
     if threading.current_thread() is threading.main_thread():  # `kill`: clean up as Ctrl-C does
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -262,11 +296,21 @@ def grade(opts: Options) -> int:
         bundle = bundle_hash(lesson, seed=seed, limits={"kernel": spec.limits, "cell": opts.cell_timeout,
                                                         "notebook": opts.notebook_timeout, "judge": opts.judge_timeout},
                              protection_mode=protection.mode, data_hashes=data_hashes)
+        current_version = current_lesson_version(lesson)
         warm = warm_plan([cell_source(c) for c in lesson.solution.get("cells", []) if c.get("cell_type") == "code"])
-        subs = [read_submission(f, lesson) for f in files]
-        assign_students(subs)
+        roots = roots_of(opts.submissions)
+        subs, older, resolution = resolve([read_submission(f, lesson, roots) for f in files])
+        learners = {s.student: s for s in subs}
+        stale = sorted(set(previous_records(out)) - set(learners))
+        for note in resolution.notes:
+            print("  " + note, file=sys.stderr)
+        if stale:
+            print(f"labkit grade: {len(stale)} learner folder(s) in {out / 'students'} are from files no longer "
+                  f"given (not in this run's grades, exports or report): {', '.join(stale[:10])}", file=sys.stderr)
+        write_manifest(out, lesson, subs, older, resolution.notes, stale)
         subs = _select(opts, lesson, subs)
-        previous = previous_records(out) if (opts.only or opts.exercises) else {}
+        previous = ({k: v for k, v in previous_records(out).items() if k in learners}
+                    if (opts.only or opts.exercises) else {})
         records: dict[str, dict] = {}
         todo: list[tuple[Submission, Task, str]] = []
         cached = 0
@@ -274,15 +318,17 @@ def grade(opts: Options) -> int:
             key = cache.entry_key(s.sha or hashlib.sha256(str(s.path).encode()).hexdigest(), bundle)
             if s.error is not None or s.nb is None:
                 records[s.student] = record(lesson, s, [row(ex, s.status, s.error or "") for ex in lesson.exercises],
-                                            protection="not run", key=key)
+                                            protection="not run", key=key, out=out)
                 continue
             hit = None if (opts.force or opts.only or opts.exercises) else cache.get(key)
             if hit is not None:
                 records[s.student] = record(lesson, s, hit["results"], hit["protection"], key, hit.get("seconds"),
-                                            extra={"cells": hit.get("cells", []), "cached": True})
+                                            extra={"cells": hit.get("cells", []), "cached": True}, out=out)
                 cached += 1
                 continue
             rebuilt = build_run(lesson, s.nb)
+            if s.version and current_version and s.version != current_version:
+                outdated_notes(rebuilt, s.version, current_version)
             s.nb = None  # the parent keeps only what runs
             todo.append((s, Task(rebuilt, lesson.exercises, lesson.number, seed, lesson.extra_tests,
                                  opts.cell_timeout, opts.notebook_timeout, opts.judge_timeout, spec,
@@ -299,7 +345,7 @@ def grade(opts: Options) -> int:
         shutil.rmtree(tmp_root, ignore_errors=True)
     recs = sorted(records.values(), key=lambda r: r["student"].lower())
     histogram(out / "histogram.png", [r["points"] for r in recs], lesson.max_points, lesson.number)
-    print(summary_table(lesson, recs, protection.description))
+    print(finish_run(out, lesson, protection.description))
     print(f"\nWrote {out / 'grades.csv'}, {out / 'histogram.png'} and a folder per student under "
           f"{out / 'students'} (results.json, feedback.html).")
     if failures:
@@ -319,12 +365,19 @@ def _select(opts: Options, lesson: Lesson, subs: list[Submission]) -> list[Submi
         raise GradeError(f"--exercise {', '.join(bad)}: lesson {lesson.number} has {', '.join(sorted(known))}")
     if not opts.only:
         return subs
-    wanted = {n.lower() for n in opts.only}
-    missing = wanted - {s.student.lower() for s in subs}
+    from .identity import fold
+
+    picked, missing = [], []
+    for want in opts.only:  # a learner id, or a display name that names exactly one learner
+        hits = [s for s in subs if s.student.lower() == want.lower()] or [s for s in subs if fold(s.name) == fold(want)]
+        if len(hits) != 1:
+            missing.append(want if not hits else f"{want} (ambiguous: {', '.join(s.student for s in hits)})")
+        else:
+            picked += [h for h in hits if h not in picked]
     if missing:
-        raise GradeError(f"--only {', '.join(sorted(missing))}: no such learner among the files given "
+        raise GradeError(f"--only {', '.join(missing)}: no such learner among the files given "
                          f"(learners: {', '.join(sorted(s.student for s in subs)[:20])})")
-    return [s for s in subs if s.student.lower() in wanted]
+    return picked
 
 
 def _run_pool(opts: Options, lesson: Lesson, protection: Protection, todo: list, records: dict, cache, out: Path,
@@ -352,13 +405,13 @@ def _run_pool(opts: Options, lesson: Lesson, protection: Protection, todo: list,
                 failures.append(f"{s.path}: {res['internal_error']}")
                 results = [row(ex, "error", f"could not be graded (grader problem: {res['internal_error']}); "
                                             "re-run labkit grade to retry") for ex in lesson.exercises]
-                records[s.student] = record(lesson, s, results, protection.mode, key)
+                records[s.student] = record(lesson, s, results, protection.mode, key, out=out)
             else:
                 records[s.student] = record(lesson, s, res["results"], protection.mode, key, res.get("seconds"),
                                             extra={"kernel_starts": res.get("kernel_starts"),
                                                    "judge_seconds": res.get("judge_seconds"),
                                                    "answer_problems": res.get("problems", []),
-                                                   "cells": res.get("events", [])})
+                                                   "cells": res.get("events", [])}, out=out)
                 cache.put(key, {"results": res["results"], "protection": protection.mode, "seconds": res.get("seconds"),
                                 "cells": res.get("events", []), "submission_sha256": s.sha})
             records[s.student] = keep_other_exercises(records[s.student], (previous or {}).get(s.student),

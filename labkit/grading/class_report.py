@@ -1,8 +1,10 @@
 """`labkit grades report DIR`: what the class got wrong, as one HTML file (figures inlined, no server).
 
-Score distribution, per exercise the pass rate and mean points, the most common failing tests and
-messages (numbers masked so that "expected 0, got 2" and "expected 1, got 3" count as one mistake),
-exercises nobody attempted, and learners whose submissions errored or timed out.
+Counted in learners (one graded file each), not files. Score distribution, per exercise the pass rate
+and mean points, the most common failing tests grouped by root cause (numbers masked so that "expected 0,
+got 2" and "expected 1, got 3" count as one mistake), exercises nobody attempted, files that could not be
+graded (once per learner, not per exercise), exercises that errored or timed out, the roster's no-shows
+(with --roster), and a table linking each learner's feedback page.
 """
 from __future__ import annotations
 
@@ -66,29 +68,49 @@ def pass_rate(run: Run, exercise: str) -> float:
     return sum(bool(e and e.points >= e.max_points) for e in got) / max(1, len(got))
 
 
+def file_problems(run: Run) -> dict[str, str]:
+    """{learner id: message} for learners whose file could not be graded at all (every exercise has the
+    same error or missing message): reported once per learner, never once per exercise."""
+    out = {}
+    for l in run.learners:
+        msgs = {(e.status, e.message) for e in l.exercises}
+        if len(msgs) == 1 and next(iter(msgs))[0] in ("error", "missing") and l.exercises and \
+                not any(e.tests for e in l.exercises) and not any(e.overridden for e in l.exercises):
+            out[l.student] = next(iter(msgs))[1]
+    return out
+
+
 def common_mistakes(run: Run, exercise: str, top: int = TOP_MISTAKES) -> list[tuple[str, str, int, str]]:
-    """[(test name, masked message, learners, one real example)] most frequent first."""
+    """[(failing tests, masked message, learners, one real example)] most frequent first.
+
+    One root cause is one row: failing tests whose messages differ only in numbers ("expected shape (7, 10)",
+    "expected shape (64, 10)") are grouped, and a learner counts once per cause."""
+    skip = file_problems(run)
     seen: collections.Counter = collections.Counter()
-    example: dict[tuple[str, str], str] = {}
+    example: dict[str, str] = {}
+    tests: dict[str, set[str]] = {}
     for learner in run.learners:
         ex = learner.get(exercise)
-        if not ex or ex.status in ("not_attempted", "missing"):
+        if not ex or ex.status in ("not_attempted", "missing") or learner.student in skip:
             continue
         keys = set()
         for t in ex.tests:
             if not t.get("passed"):
-                k = (str(t.get("name", "")), mistake_key(str(t.get("message", ""))))
+                k = mistake_key(str(t.get("message", "")))
                 keys.add(k)
                 example.setdefault(k, str(t.get("message", "")))
+                tests.setdefault(k, set()).add(str(t.get("name", "")))
         if not ex.tests and ex.status in ("error", "timeout"):
-            k = (ex.status, mistake_key(ex.message))
+            k = mistake_key(ex.message)
             keys.add(k)
             example.setdefault(k, ex.message)
+            tests.setdefault(k, set()).add(ex.status)
         seen.update(keys)
-    return [(name, msg, n, example[(name, msg)]) for (name, msg), n in seen.most_common(top)]
+    return [(", ".join(sorted(tests[k])[:6]), k, n, example[k]) for k, n in seen.most_common(top)]
 
 
-def report_html(run: Run) -> str:
+def report_html(run: Run, roster=None) -> str:
+    """The class report; with a roster (exports.Roster) it also lists who handed nothing in."""
     e = html.escape
     figs = figures(run)
     n = len(run.learners)
@@ -109,13 +131,29 @@ def report_html(run: Run) -> str:
         if not found:
             continue
         items = "".join(f"<tr><td>{cnt}</td><td>{e(name)}</td><td>{e(example)}</td></tr>" for name, _, cnt, example in found)
-        mistakes.append(f"<h3><code>{e(i)}</code> {e(title)}</h3><table><tr><th>learners</th><th>test</th>"
+        mistakes.append(f"<h3><code>{e(i)}</code> {e(title)}</h3><table><tr><th>learners</th><th>failing tests</th>"
                         f"<th>message (one example)</th></tr>{items}</table>")
+    whole = file_problems(run)
+    names = {l.student: l.name for l in run.learners}
     trouble = [(l.student, ex.exercise, ex.status, ex.message) for l in run.learners for ex in l.exercises
-               if ex.status in ("error", "timeout")]
-    trouble_rows = "".join(f"<tr><td>{e(s)}</td><td><code>{e(x)}</code></td><td>{e(st)}</td><td>{e(m)}</td></tr>"
+               if ex.status in ("error", "timeout") and l.student not in whole]
+    trouble_rows = "".join(f"<tr><td>{e(names[s])}</td><td><code>{e(x)}</code></td><td>{e(st)}</td><td>{e(m)}</td></tr>"
                            for s, x, st, m in trouble)
-    overrides = [(l.student, ex) for l in run.learners for ex in l.exercises if ex.overridden]
+    file_rows = "".join(f"<tr><td>{e(names[s])}</td><td>{e(m)}</td></tr>" for s, m in sorted(whole.items()))
+    learner_rows = "".join(
+        f"<tr><td>{e(l.name)}</td><td><code>{e(l.student)}</code></td><td>{e(l.identity.get('source', ''))}</td>"
+        f"<td>{l.points:g} / {l.max_points:g}</td><td><a href='students/{e(l.student)}/feedback.html'>feedback</a></td>"
+        f"<td>{e(Path(l.submission).name)}" + (f" ({len(l.other_files)} older file(s) not graded)" if l.other_files else "")
+        + "</td></tr>" for l in sorted(run.learners, key=lambda l: l.name.casefold()))
+    absent = []
+    if roster is not None:
+        from .exports import match
+
+        m = match([run], roster)
+        absent = [x.label for x in m.no_submission]
+        unmatched = [f"{l.name} [{l.student}]" for _, l in m.not_on_roster] + m.ambiguous
+    manifest_notes = [str(x) for x in run.manifest.get("notes", [])]
+    overrides = [(l.name, ex) for l in run.learners for ex in l.exercises if ex.overridden]
     override_rows = "".join(f"<tr><td>{e(s)}</td><td><code>{e(x.exercise)}</code></td><td>{x.graded_points:g} → "
                             f"{x.points:g}</td><td>{e(x.override_reason)}</td></tr>" for s, x in overrides)
     style = ("body{font-family:sans-serif;max-width:980px;margin:2em auto;color:#24292f}table{border-collapse:collapse;"
@@ -123,7 +161,7 @@ def report_html(run: Run) -> str:
              "vertical-align:top}h2{margin-top:1.6em}")
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>Class report · {e(run.lesson_name)}</title>"
             f"<style>{style}</style></head><body><h1>Class report · {e(run.lesson_name)}</h1>"
-            f"<p>{n} learners · mean {sum(totals) / max(1, n):.2f} · median {median:g} of {run.max_points:g} points"
+            f"<p>{n} learners (one graded file each) · mean {sum(totals) / max(1, n):.2f} · median {median:g} of {run.max_points:g} points"
             f"{f' · {len(overrides)} overrides applied' if overrides else ''}</p>"
             f"<h2 id='scores'>Score distribution</h2><img alt='score histogram' src='{figs['scores']}'>"
             f"<h2 id='exercises'>Per exercise</h2><img alt='pass rate per exercise' src='{figs['pass_rate']}'>"
@@ -131,17 +169,29 @@ def report_html(run: Run) -> str:
             f"<th>attempted</th></tr>{''.join(rows)}</table>"
             f"<h2 id='nobody'>Exercises nobody attempted</h2><p>{', '.join(f'<code>{e(i)}</code>' for i in nobody) or 'none'}</p>"
             f"<h2 id='mistakes'>Most common failing tests</h2>{''.join(mistakes) or '<p>none</p>'}"
-            f"<h2 id='trouble'>Submissions that errored or timed out</h2>"
+            f"<h2 id='files'>Files that could not be graded</h2>"
+            + (f"<table><tr><th>learner</th><th>why (one message for the whole file)</th></tr>{file_rows}</table>"
+               if whole else "<p>none</p>")
+            + f"<h2 id='trouble'>Exercises that errored or timed out</h2>"
             + (f"<table><tr><th>learner</th><th>exercise</th><th>status</th><th>message</th></tr>{trouble_rows}</table>"
                if trouble else "<p>none</p>")
+            + (f"<h2 id='absent'>On the roster, nothing handed in</h2><p>{e(', '.join(absent)) or 'none'}</p>"
+               + (f"<p>Graded but not matched to the roster: {e('; '.join(unmatched))}</p>" if unmatched else "")
+               if roster is not None else "")
+            + (f"<h2 id='notes'>Files and names</h2><ul>{''.join(f'<li>{e(x)}</li>' for x in manifest_notes)}</ul>"
+               if manifest_notes else "")
+            + (f"<p>{len(run.stale)} learner folder(s) from an earlier grading are not part of this run and are not "
+               f"counted: {e(', '.join(run.stale[:20]))}</p>" if run.stale else "")
+            + f"<h2 id='learners'>Learners</h2><table><tr><th>name</th><th>id</th><th>named by</th><th>points</th>"
+              f"<th>feedback</th><th>file graded</th></tr>{learner_rows}</table>"
             + (f"<h2 id='overrides'>Overrides</h2><table><tr><th>learner</th><th>exercise</th><th>points</th>"
                f"<th>reason</th></tr>{override_rows}</table>" if overrides else "")
             + "</body></html>\n")
 
 
-def write_report(run: Run, out: Path | None = None) -> Path:
+def write_report(run: Run, out: Path | None = None, roster=None) -> Path:
     from ..fsutil import atomic_write
 
     out = out or run.folder / "report.html"
-    atomic_write(out, report_html(run))
+    atomic_write(out, report_html(run, roster))
     return out

@@ -17,17 +17,21 @@ import io
 import json
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..fsutil import atomic_write
-from .results import Run, ResultsError, _read_bounded
+from .results import Learner, ResultsError, Run, _read_bounded
 
 FORMATS = ("canvas", "moodle", "gradescope", "csv")
 MAX_ROSTER_BYTES = 4 << 20
-ROSTER_ALIASES = {"student": "student", "learner": "student", "id": "id", "platform_id": "id", "canvas_id": "id",
-                  "name": "name", "login": "login", "email": "login", "email address": "login",
-                  "sis_login_id": "login", "section": "section", "id_number": "id_number", "sis_user_id": "id_number"}
+PLAIN_ALIASES = {"student": "student", "learner": "student", "name": "name", "full name": "name",
+                 "id": "id", "platform_id": "id", "canvas_id": "id", "canvas id": "id", "user id": "id",
+                 "login": "login", "username": "login", "sis_login_id": "login", "sis login id": "login",
+                 "email": "email", "email address": "email", "e-mail": "email",
+                 "section": "section", "id_number": "id_number", "id number": "id_number", "sis_user_id": "id_number",
+                 "sis user id": "id_number", "sid": "id_number", "student id": "id_number",
+                 "participant": "participant", "identifier": "participant"}
 
 
 def safe_cell(value: object) -> str:
@@ -40,75 +44,213 @@ def safe_cell(value: object) -> str:
 
 @dataclass(frozen=True)
 class RosterEntry:
-    student: str        # the learner id as graded (the student folder name)
-    id: str             # the platform's id (Canvas user id)
-    name: str
-    login: str          # email or login
+    """One learner of the platform's roster (whatever the file calls its columns)."""
+
+    name: str = ""
+    id: str = ""            # Canvas user id ("ID")
+    id_number: str = ""     # SIS User ID / Moodle ID number / a student number (Gradescope's sid)
+    login: str = ""         # SIS Login ID / Moodle username
+    email: str = ""
     section: str = ""
-    id_number: str = ""
+    participant: str = ""   # Moodle participant id (grading worksheet "Identifier: Participant 123")
+    student: str = ""       # the learner id as graded (a plain roster may give it)
+    line: int = 0
+
+    @property
+    def label(self) -> str:
+        return self.name or self.email or self.login or self.id or self.student or f"line {self.line}"
 
 
-def read_roster(path: str | os.PathLike) -> list[RosterEntry]:
-    """A roster CSV with a header: student (as graded), id, name, login/email [, section, id_number]."""
+@dataclass
+class Roster:
+    kind: str                     # canvas | moodle | plain
+    entries: list[RosterEntry]
+    assignments: dict[str, str] = field(default_factory=dict)   # Canvas: column title -> assignment id
+
+
+def _fold(text: str) -> str:
+    from .identity import fold
+
+    return fold(text)
+
+
+def _tokens(name: str) -> frozenset[str]:
+    return frozenset(t for t in re.split(r"[\s,]+", _fold(name)) if t)
+
+
+def _same_name(a: str, b: str) -> bool:
+    """`Smith, Anna` = `Anna Smith`; `王小明` = `小明 王` (written without a space, either order)."""
+    ta = [t for t in re.split(r"[\s,]+", _fold(a)) if t]
+    tb = [t for t in re.split(r"[\s,]+", _fold(b)) if t]
+    if not ta or not tb:
+        return False
+    return set(ta) == set(tb) or bool({"".join(ta), "".join(reversed(ta))} & {"".join(tb), "".join(reversed(tb))})
+
+
+def read_roster(path: str | os.PathLike) -> Roster:
+    """A roster as the platform exports it, or a plain CSV.
+
+    * Canvas gradebook export: `Student, ID, SIS User ID, SIS Login ID, [Integration ID,] Section, <assignment
+      (id)>…`, a "Points Possible" row (and perhaps "Student, Test") skipped;
+    * Moodle: a participants or grades export (`First name, Last name, ID number, Email address` …) or the
+      assignment's grading worksheet (`Identifier` = "Participant 123", `Full name`, `Email address` …);
+    * plain: any of student (as graded), name, id, email, login, id_number, section."""
     path = Path(path)
     try:
         text = _read_bounded(path, MAX_ROSTER_BYTES).decode("utf-8-sig")
     except FileNotFoundError:
         raise ResultsError(f"no roster file {path}") from None
     except UnicodeDecodeError:
-        raise ResultsError(f"{path} is not UTF-8 text") from None
-    rows = list(csv.reader(io.StringIO(text)))
-    if not rows:
+        raise ResultsError(f"{path} is not UTF-8 text (save the roster as CSV UTF-8)") from None
+    rows = [r for r in csv.reader(io.StringIO(text))]
+    if not rows or not any(c.strip() for c in rows[0]):
         raise ResultsError(f"{path} is empty")
-    cols = [ROSTER_ALIASES.get(c.strip().lower()) for c in rows[0]]
-    if "student" not in cols:
-        raise ResultsError(f"{path}: the header needs a 'student' column (the learner id as graded), "
-                           f"and id, name, login/email as the platform needs; got {rows[0]}")
-    out, seen = [], set()
-    for n, row in enumerate(rows[1:], start=2):
-        if not any(c.strip() for c in row):
-            continue
-        d = {k: v.strip() for k, v in zip(cols, row) if k}
-        if not d.get("student"):
-            raise ResultsError(f"{path}: line {n} has no student")
-        if d["student"].lower() in seen:
-            raise ResultsError(f"{path}: line {n} lists {d['student']!r} a second time")
-        seen.add(d["student"].lower())
-        out.append(RosterEntry(d["student"], d.get("id", ""), d.get("name", ""), d.get("login", ""),
-                               d.get("section", ""), d.get("id_number", "")))
-    return out
+    head = [c.strip() for c in rows[0]]
+    low = [c.lower() for c in head]
+
+    def col(*names: str) -> int | None:
+        return next((low.index(n) for n in names if n in low), None)
+
+    def get(row: list[str], i: int | None) -> str:
+        return row[i].strip() if i is not None and i < len(row) else ""
+
+    entries: list[RosterEntry] = []
+    assignments: dict[str, str] = {}
+    if "student" in low and "id" in low and ("sis login id" in low or "sis user id" in low):
+        kind = "canvas"
+        c = {k: col(k) for k in ("student", "id", "sis user id", "sis login id", "section")}
+        for title in head:
+            m = re.fullmatch(r"(.+?) \((\d+)\)", title)
+            if m:
+                assignments[title] = m.group(2)
+        for n, row in enumerate(rows[1:], start=2):
+            first = get(row, c["student"])
+            joined = " ".join(row).lower()
+            if not any(x.strip() for x in row) or first in ("Points Possible", "Student, Test") \
+                    or (not first and not get(row, c["id"])) or "points possible" in joined \
+                    or "manual posting" in joined:  # Canvas's header rows, and its test student
+                continue
+            entries.append(RosterEntry(first, get(row, c["id"]), get(row, c["sis user id"]), get(row, c["sis login id"]),
+                                       "", get(row, c["section"]), line=n))
+    elif "identifier" in low and "full name" in low:
+        kind = "moodle"
+        c = {k: col(k) for k in ("identifier", "full name", "email address", "id number", "username")}
+        for n, row in enumerate(rows[1:], start=2):
+            if not any(x.strip() for x in row):
+                continue
+            pid = re.sub(r"\D", "", get(row, c["identifier"]))
+            entries.append(RosterEntry(get(row, c["full name"]), id_number=get(row, c["id number"]),
+                                       login=get(row, c["username"]), email=get(row, c["email address"]),
+                                       participant=pid, line=n))
+    elif "first name" in low and "last name" in low:
+        kind = "moodle"
+        c = {k: col(k) for k in ("first name", "last name", "email address", "id number", "username")}
+        for n, row in enumerate(rows[1:], start=2):
+            if not any(x.strip() for x in row):
+                continue
+            entries.append(RosterEntry(f"{get(row, c['first name'])} {get(row, c['last name'])}".strip(),
+                                       id_number=get(row, c["id number"]), login=get(row, c["username"]),
+                                       email=get(row, c["email address"]), line=n))
+    else:
+        kind = "plain"
+        cols = [PLAIN_ALIASES.get(h) for h in low]
+        if not any(cols):
+            raise ResultsError(f"{path}: not a roster this tool knows: expected a Canvas gradebook export, a Moodle "
+                               f"participants/grades export or worksheet, or a CSV with some of the columns student, "
+                               f"name, id, email, login, id_number; got {head[:8]}")
+        for n, row in enumerate(rows[1:], start=2):
+            if not any(x.strip() for x in row):
+                continue
+            d = {k: v.strip() for k, v in zip(cols, row) if k}
+            if "@" in d.get("login", "") and not d.get("email"):
+                d["email"] = d.pop("login")
+            d["participant"] = re.sub(r"\D", "", d.get("participant", ""))
+            entries.append(RosterEntry(**d, line=n))
+    seen: dict[tuple[str, str], int] = {}
+    for e in entries:
+        for what in ("id", "email", "login", "id_number", "participant", "student"):
+            v = _fold(getattr(e, what))
+            if v:
+                if (what, v) in seen:
+                    raise ResultsError(f"{path}: lines {seen[(what, v)]} and {e.line} have the same {what} {v!r}")
+                seen[(what, v)] = e.line
+    return Roster(kind, entries, assignments)
+
+
+def _candidates(learner: Learner, roster: Roster) -> list[RosterEntry]:
+    """The roster entries one graded learner can be matched to (by platform id, email, login, name)."""
+    ident = learner.identity or {}
+    src, pid, email = ident.get("source", "file"), str(ident.get("platform_id", "")), _fold(ident.get("email", ""))
+    E = roster.entries
+    by_student = [e for e in E if e.student and _fold(e.student) in (_fold(learner.student), _fold(learner.name))]
+    if by_student:
+        return by_student
+    if src == "metadata":  # a notebook's claim is never matched to someone: give a `student` column instead
+        return []
+    if src == "canvas":
+        return [e for e in E if e.id == pid]
+    if src == "moodle":
+        if any(e.participant for e in E):
+            return [e for e in E if e.participant == pid]
+        return [e for e in E if e.name and _same_name(e.name, learner.name)]
+    if src == "gradescope":
+        hits = [e for e in E if pid and pid in (e.id_number, e.login, e.id)]
+        return hits or [e for e in E if email and email in (_fold(e.email), _fold(e.login))]
+    who = _fold(learner.name)
+    hits = [e for e in E if who and (who in (_fold(e.login), _fold(e.email), _fold(e.id_number), _fold(e.id))
+                                     or (e.email and who == _fold(e.email).split("@")[0]))]
+    return hits or [e for e in E if e.name and _same_name(e.name, learner.name)]
 
 
 @dataclass
 class Matching:
-    """Roster against graded learners, both ways."""
+    """Roster against graded learners, both ways; ambiguous matches refused."""
 
-    matched: list[tuple[RosterEntry, dict[str, Run]]]   # roster entry -> {lesson: run} where graded
-    no_submission: list[str]                            # on the roster, graded in no run
-    not_on_roster: list[str]                            # graded, not on the roster
+    matched: dict[int, dict[str, Learner]]        # roster index -> {lesson: learner}
+    no_submission: list[RosterEntry]              # on the roster, matched in no run
+    not_on_roster: list[tuple[str, Learner]]      # (lesson, learner) graded, matched to no roster entry
+    ambiguous: list[str]                          # refused: one learner -> several entries, or the reverse
 
     def report(self) -> str:
         lines = []
+
+        def some(xs: list[str]) -> str:
+            return ", ".join(xs[:20]) + (" …" if len(xs) > 20 else "")
         if self.no_submission:
-            lines.append(f"{len(self.no_submission)} on the roster without a graded submission (left blank): "
-                         + ", ".join(self.no_submission[:20]) + (" …" if len(self.no_submission) > 20 else ""))
+            lines.append(f"{len(self.no_submission)} on the roster without a graded submission (no grade written): "
+                         + some([e.label for e in self.no_submission]))
         if self.not_on_roster:
-            lines.append(f"{len(self.not_on_roster)} graded but not on the roster (not exported): "
-                         + ", ".join(self.not_on_roster[:20]) + (" …" if len(self.not_on_roster) > 20 else ""))
+            lines.append(f"{len(self.not_on_roster)} graded but matched to nobody on the roster (not exported): "
+                         + some([f"{l.name} [{l.student}, lesson {lesson}]" for lesson, l in self.not_on_roster]))
+        if self.ambiguous:
+            lines.append(f"{len(self.ambiguous)} ambiguous match(es) refused (not exported; add a `student` column "
+                         "to a plain roster to decide): " + "; ".join(self.ambiguous[:10]))
         return "\n".join(lines)
 
 
-def match(runs: list[Run], roster: list[RosterEntry]) -> Matching:
-    by_name = {e.student.lower(): e for e in roster}
-    graded = {l.student.lower(): l.student for r in runs for l in r.learners}
-    matched = [(e, {r.lesson: r for r in runs if r.learner(e.student)}) for e in roster]
-    return Matching([m for m in matched if m[1]], [e.student for e, found in matched if not found],
-                    sorted(s for k, s in graded.items() if k not in by_name))
-
-
-def _points(run: Run, student: str) -> str:
-    learner = run.learner(student)
-    return f"{learner.points:g}" if learner else ""
+def match(runs: list[Run], roster: Roster | list[RosterEntry]) -> Matching:
+    if isinstance(roster, list):
+        roster = Roster("plain", roster)
+    index = {id(e): i for i, e in enumerate(roster.entries)}
+    matched: dict[int, dict[str, Learner]] = {}
+    claims: dict[tuple[int, str], list[Learner]] = {}
+    not_on, ambiguous = [], []
+    for run in runs:
+        for learner in run.learners:
+            hits = _candidates(learner, roster)
+            if not hits:
+                not_on.append((run.lesson, learner))
+            elif len(hits) > 1:
+                ambiguous.append(f"{learner.name} [{learner.student}] matches {', '.join(e.label for e in hits[:4])}")
+            else:
+                claims.setdefault((index[id(hits[0])], run.lesson), []).append(learner)
+    for (i, lesson), learners in claims.items():
+        if len(learners) > 1:
+            ambiguous.append(f"{roster.entries[i].label} is matched by {', '.join(l.name + ' [' + l.student + ']' for l in learners)} "
+                             f"in lesson {lesson}")
+            continue
+        matched.setdefault(i, {})[lesson] = learners[0]
+    return Matching(matched, [e for i, e in enumerate(roster.entries) if i not in matched], not_on, ambiguous)
 
 
 def _csv(rows: list[list[str]]) -> str:
@@ -121,43 +263,100 @@ def _column(run: Run) -> str:
     return f"ONNX Lab {run.lesson_name}"
 
 
-def canvas_csv(runs: list[Run], roster: list[RosterEntry]) -> tuple[str, Matching]:
-    missing = [e.student for e in roster if not e.id]
+CANVAS_COLUMN = re.compile(r".+ \((\d+)\)")
+
+
+def canvas_columns(runs: list[Run], roster: Roster, given: list[str] | None = None) -> tuple[list[str], list[str]]:
+    """Each lesson's Canvas column header, `Title (assignment id)` so that Canvas updates that assignment
+    (a header without a known id makes Canvas create a new assignment). Given by the instructor
+    (`--canvas-column`, in the order of the runs), else found in a Canvas gradebook roster by the lesson's
+    name or number, else the default title (with a warning)."""
+    given = list(given or [])
+    if given and len(given) != len(runs):
+        raise ResultsError(f"--canvas-column given {len(given)} time(s) for {len(runs)} lesson(s): one per lesson, "
+                           "in the order of the folders")
+    cols, warnings = [], []
+    for k, run in enumerate(runs):
+        if given:
+            title = " ".join(given[k].split())
+            if not CANVAS_COLUMN.fullmatch(title):
+                raise ResultsError(f"--canvas-column {given[k]!r}: write it as Canvas's gradebook export heads the "
+                                   "assignment's column, `Title (assignment id)`, e.g. 'Lab 03 (123456)'")
+            cols.append(title)
+            continue
+        keys = {_fold(run.lesson_name), _fold(_column(run)), _fold(f"lesson {run.lesson}"), _fold(f"lab {run.lesson}")}
+        found = [t for t in roster.assignments if any(k in _fold(t) for k in keys)]
+        if len(found) == 1:
+            cols.append(found[0])
+            continue
+        cols.append(_column(run))
+        warnings.append(f"column {_column(run)!r} has no Canvas assignment id: Canvas will create a new assignment "
+                        f"of that name; to grade an existing one pass --canvas-column 'Its title (its id)'"
+                        + (f" (candidates in the roster: {', '.join(found)})" if found else ""))
+    return cols, warnings
+
+
+def _groups(runs: list[Run], m: Matching) -> list[list[Run]]:
+    """The runs one file holds: all of them when every exported learner has a grade in each, else one
+    file per lesson (a blank cell must never reach a platform: it could erase a grade already there)."""
+    complete = all(set(by) == {r.lesson for r in runs} for by in m.matched.values())
+    return [runs] if complete or len(runs) == 1 else [[r] for r in runs]
+
+
+def canvas_csv(runs: list[Run], roster: Roster | list[RosterEntry], columns: list[str] | None = None) \
+        -> tuple[str, Matching]:
+    """A Canvas gradebook import: one row per matched learner with a grade in every column (never blank)."""
+    if isinstance(roster, list):
+        roster = Roster("plain", roster)
+    missing = [e.label for e in roster.entries if not e.id]
     if missing:
-        raise ResultsError(f"Canvas matches learners by their Canvas ID: the roster has no id for {', '.join(missing[:10])}")
+        raise ResultsError("Canvas matches learners by their Canvas ID: the roster has no ID for "
+                           f"{', '.join(missing[:10])} (use Canvas's own gradebook export as the roster)")
     m = match(runs, roster)
-    rows = [["Student", "ID", "SIS User ID", "SIS Login ID", "Section"] + [_column(r) for r in runs],
+    cols = columns or canvas_columns(runs, roster)[0]
+    rows = [["Student", "ID", "SIS User ID", "SIS Login ID", "Section"] + cols,
             ["Points Possible", "", "", "", ""] + [f"{r.max_points:g}" for r in runs]]
-    for entry in roster:
+    for i, entry in enumerate(roster.entries):
+        by = m.matched.get(i, {})
+        if not all(r.lesson in by for r in runs):
+            continue
         rows.append([safe_cell(entry.name or entry.student), safe_cell(entry.id), safe_cell(entry.id_number),
-                     safe_cell(entry.login), safe_cell(entry.section)] + [_points(r, entry.student) for r in runs])
+                     safe_cell(entry.login), safe_cell(entry.section)] + [f"{by[r.lesson].points:g}" for r in runs])
     return _csv(rows), m
 
 
-def moodle_csv(runs: list[Run], roster: list[RosterEntry], key: str = "email") -> tuple[str, Matching]:
-    field = {"email": "login", "idnumber": "id_number"}[key]
-    missing = [e.student for e in roster if not getattr(e, field)]
+def moodle_csv(runs: list[Run], roster: Roster | list[RosterEntry], key: str = "email") -> tuple[str, Matching]:
+    """A Moodle grade import (Grades > Import > CSV file) keyed by email address or ID number; only
+    learners with a grade in every column (a blank cell is never written)."""
+    if isinstance(roster, list):
+        roster = Roster("plain", roster)
+    attr = {"email": "email", "idnumber": "id_number"}[key]
+    m = match(runs, roster)
+    missing = [roster.entries[i].label for i in m.matched if not getattr(roster.entries[i], attr)]
     if missing:
         raise ResultsError(f"Moodle matches learners by {'email address' if key == 'email' else 'ID number'}: "
                            f"the roster has none for {', '.join(missing[:10])}")
-    m = match(runs, roster)
     head = ["Email address" if key == "email" else "ID number"] + [_column(r) for r in runs]
-    rows = [head] + [[safe_cell(getattr(e, field))] + [_points(r, e.student) for r in runs] for e in roster
-                     if any(r.learner(e.student) for r in runs)]
+    rows = [head]
+    for i, entry in enumerate(roster.entries):
+        by = m.matched.get(i, {})
+        if all(r.lesson in by for r in runs):
+            rows.append([safe_cell(getattr(entry, attr))] + [f"{by[r.lesson].points:g}" for r in runs])
     return _csv(rows), m
 
 
 def wide_csv(runs: list[Run]) -> str:
     """One row per learner, one column per exercise (lesson-prefixed ids), each lesson's total, the total."""
     students = sorted({l.student for r in runs for l in r.learners}, key=str.lower)
-    head = ["student"]
+    names = {l.student: l.name for r in runs for l in r.learners}
+    head = ["student", "name"]
     for r in runs:
         head += [i for i, _, _ in r.exercises] + [f"{r.lesson} total"]
     head.append("total")
-    rows = [head, ["max points"] + [f"{m:g}" for r in runs for m in [*(m for _, _, m in r.exercises), r.max_points]]
+    rows = [head, ["max points", ""] + [f"{m:g}" for r in runs for m in [*(m for _, _, m in r.exercises), r.max_points]]
             + [f"{sum(r.max_points for r in runs):g}"]]
     for s in students:
-        row, total = [safe_cell(s)], 0.0
+        row, total = [safe_cell(s), safe_cell(names.get(s, s))], 0.0
         for r in runs:
             learner = r.learner(s)
             for i, _, _ in r.exercises:
@@ -186,32 +385,51 @@ def gradescope_results(run: Run) -> dict[str, dict]:
     return out
 
 
-def export(runs: list[Run], to: str, out: Path, roster: list[RosterEntry] | None = None,
-           moodle_key: str = "email") -> str:
+def export(runs: list[Run], to: str, out: Path, roster: Roster | None = None,
+           moodle_key: str = "email", canvas_columns_given: list[str] | None = None) -> str:
     """Write the export; returns a one-paragraph summary (with the roster report, if any)."""
     if to not in FORMATS:
         raise ResultsError(f"unknown format {to!r}: choose one of {', '.join(FORMATS)}")
     if to in ("canvas", "moodle") and roster is None:
-        raise ResultsError(f"--to {to} needs --roster FILE (CSV: student as graded, id, name, login/email)")
-    note = ""
-    if to == "canvas":
-        text, m = canvas_csv(runs, roster)
-        atomic_write(out, text.encode("utf-8"))
-        note = m.report()
-        what = f"{len(m.matched)} learners, {len(runs)} lesson column(s)"
-    elif to == "moodle":
-        text, m = moodle_csv(runs, roster, moodle_key)
-        atomic_write(out, text.encode("utf-8"))
-        note = m.report()
-        what = f"{len(m.matched)} learners, {len(runs)} lesson column(s)"
+        raise ResultsError(f"--to {to} needs --roster FILE: the platform's own export (Canvas: Grades > Export; "
+                           "Moodle: Participants or Grades > Export) or a CSV with name, email, id columns")
+    lessons = [r.lesson for r in runs]
+    if len(set(lessons)) != len(lessons):
+        raise ResultsError(f"two folders of the same lesson ({', '.join(lessons)}): export one grading per lesson")
+    stale = [f"{r.folder}: {len(r.stale)} stale learner folder(s) ignored" for r in runs if r.stale]
+    notes = list(stale)
+    if to in ("canvas", "moodle"):
+        m = match(runs, roster)
+        groups = _groups(runs, m)
+        written = []
+        for group in groups:
+            path = out if len(groups) == 1 else out.with_name(f"{out.stem}-{group[0].lesson}{out.suffix}")
+            if to == "canvas":
+                cols, warn = canvas_columns(group, roster, [canvas_columns_given[runs.index(r)] for r in group]
+                                            if canvas_columns_given else None)
+                text, _ = canvas_csv(group, roster, cols)
+                notes += warn
+            else:
+                text, _ = moodle_csv(group, roster, moodle_key)
+            atomic_write(path, text.encode("utf-8"))
+            written.append(path)
+        if len(groups) > 1:
+            notes.append("not every learner has a grade in every lesson, so each lesson has its own file "
+                         "(a blank cell could erase a grade already on the platform)")
+        notes.append(m.report())
+        what = f"{len(m.matched)} learners matched; {len(runs)} lesson(s)"
+        where = ", ".join(map(str, written))
     elif to == "csv":
         atomic_write(out, wide_csv(runs).encode("utf-8"))
         what = f"{len({l.student for r in runs for l in r.learners})} learners"
+        where = str(out)
     else:
         if len(runs) != 1:
             raise ResultsError("Gradescope results are per assignment: export one lesson's folder at a time")
         results = gradescope_results(runs[0])
         for student, res in results.items():
             atomic_write(out / student / "results.json", json.dumps(res, indent=1))
-        what = f"{len(results)} results.json files"
-    return f"Wrote {out} ({what})." + (f"\n{note}" if note else "")
+        what = f"{len(results)} results.json files; to grade inside Gradescope use `labkit grades gradescope-autograder`"
+        where = str(out)
+    note = "\n".join(n for n in notes if n)
+    return f"Wrote {where} ({what})." + (f"\n{note}" if note else "")

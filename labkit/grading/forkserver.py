@@ -340,6 +340,8 @@ class KernelServer:
         if self.spec.bwrap:
             cmd += sandbox.bwrap_args(self.slot, [Path(p) for p in self.spec.visible],
                                       [Path(p) for p in self.spec.hidden], uid=self.uid)
+        elif self.uid is not None:  # no bubblewrap (Gradescope's container): only drop to the unprivileged uid
+            cmd += sandbox.drop_to(self.uid)
         cmd += [sys.executable, "-P", "-m", "labkit.grading.forkserver", json.dumps({"sandboxed": self.spec.bwrap, "warm": self.warm,
                                 "keep": [str(Path(p).resolve()) for p in (self.slot, *self.spec.visible)]})]
         log = open(self.log, "ab")

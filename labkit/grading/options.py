@@ -34,6 +34,7 @@ class Options:
     no_sandbox: bool
     only: tuple[str, ...] = ()          # regrade these learners only; the others' results stay as they are
     exercises: tuple[str, ...] = ()     # regrade these exercises only; the others' results stay as they are
+    unprivileged_user: bool = False     # no bubblewrap (a Gradescope container): the kernel as an unprivileged uid
 
 
 def parser() -> argparse.ArgumentParser:
@@ -62,6 +63,9 @@ def parser() -> argparse.ArgumentParser:
                    help="regrade only this exercise (repeatable); the learners' other exercises keep their results")
     p.add_argument("--no-sandbox", action="store_true",
                    help="grade without bubblewrap (refused as root; see what is then not guaranteed)")
+    p.add_argument("--unprivileged-user", action="store_true",
+                   help="where bubblewrap cannot run (Gradescope's container), as root: run each kernel as an "
+                        "unprivileged uid; answers must then be readable by root only (the Gradescope bundle does this)")
     return p
 
 
@@ -77,7 +81,7 @@ def parse(argv: list[str] | None) -> Options:
                    float(a.judge_timeout), float(a.memory), a.seed,
                    Path(a.solutions).resolve() if a.solutions else None,
                    Path(a.extra_tests).resolve() if a.extra_tests else None, a.force, not a.no_progress, a.no_sandbox,
-                   tuple(a.only), tuple(a.exercise))
+                   tuple(a.only), tuple(a.exercise), a.unprivileged_user)
 
 
 #: what an instructor loses without bubblewrap (printed, and in docs/instructors.md)
@@ -94,21 +98,41 @@ NOT_GUARANTEED = (
 class Protection:
     """How kernels are confined: `mode` goes into every results file and into the cache key."""
 
-    mode: str            # "sandbox" or "no-sandbox"
+    mode: str            # "sandbox", "unprivileged-user" or "no-sandbox"
     description: str
 
     @property
     def sandboxed(self) -> bool:
         return self.mode == "sandbox"
 
+    @property
+    def other_uid(self) -> bool:
+        """Kernels run as an unprivileged uid, not the grader's (root) uid."""
+        return self.mode in ("sandbox", "unprivileged-user") and os.geteuid() == 0
 
-def decide_protection(no_sandbox: bool) -> Protection:
-    """Bubblewrap when usable; otherwise refuse, unless --no-sandbox and not root."""
+
+#: what the unprivileged-user mode (Gradescope's container, no bubblewrap) does not give
+NOT_GUARANTEED_UNPRIVILEGED = (
+    "the kernel sees the whole file system with ordinary permissions: whatever is world-readable (the Python "
+    "environment, the course package) it can read; the answers are safe only because they are readable by root only",
+    "the kernel has the network and sees the other processes (not their memory or files)",
+)
+
+
+def decide_protection(no_sandbox: bool, unprivileged_user: bool = False) -> Protection:
+    """Bubblewrap when usable; otherwise refuse, unless --no-sandbox and not root, or
+    --unprivileged-user as root (kernels as an unprivileged uid, answers root-only: Gradescope)."""
     from .. import sandbox
 
     usable, reason = sandbox.bwrap_status()
     enforced, how = sandbox.process_limit()
     limits = f"resource limits (address space, processes via {how}, file size, no core dumps)"
+    if unprivileged_user:  # asked for explicitly (Gradescope's container, where bubblewrap cannot run)
+        if os.geteuid() != 0:
+            raise GradeError("--unprivileged-user needs a root grader (it runs each kernel as another, unprivileged uid)")
+        return Protection("unprivileged-user", f"NO BUBBLEWRAP (--unprivileged-user): each kernel runs as an unprivileged uid "
+                                               f"with no capabilities; answers, judges and results readable by root "
+                                               f"only + {limits}")
     if usable:
         who = "an unprivileged uid per worker" if os.geteuid() == 0 else "this unprivileged user"
         return Protection("sandbox", f"bubblewrap sandbox (only the Python environment, learner-side labkit, "

@@ -22,7 +22,9 @@ FEEDBACK_TAG = "labkit-feedback"
 
 def _md(text: str) -> str:
     """Learner- or judge-written text made safe for a markdown cell (no HTML, no markdown tricks)."""
-    s = html.escape(" ".join(str(text).split()), quote=False)
+    from ..checks.text import strip_ansi
+
+    s = html.escape(" ".join(strip_ansi(str(text)).split()), quote=False)
     for ch in "\\`*_[]#|<>":
         s = s.replace(ch, "\\" + ch)
     return s
@@ -69,11 +71,23 @@ def annotate(nb: dict, run: Run, learner: Learner) -> dict:
         out.insert(at + 1, cell) if at is not None else out.append(cell)
         placed.add(ex.exercise)
     summary = (f"## Feedback · {_md(run.lesson_name)}\n\n**{learner.points:g} / {learner.max_points:g} points** "
-               f"for {_md(learner.student)}. Under each exercise a feedback cell says what was checked and what "
+               f"for {_md(learner.name)}. Under each exercise a feedback cell says what was checked and what "
                f"came back. Only your answer cells were run, inside the instructor's copy of the lesson.")
     nb = dict(nb)
     nb["cells"] = [_cell(summary)] + out
     return nb
+
+
+def submission_path(run: Run, learner: Learner) -> Path:
+    """Where the learner's graded file is now: its recorded absolute path, else the same path relative to
+    the run folder (the class folder moved along with it), else relative to the working directory."""
+    recorded = Path(learner.submission)
+    candidates = [recorded] if recorded.is_absolute() else []
+    if learner.submission_relative:
+        candidates.append(run.folder / learner.submission_relative)
+    if not recorded.is_absolute():
+        candidates += [run.folder / recorded, recorded]
+    return next((c for c in candidates if c.is_file() and not c.is_symlink()), candidates[0] if candidates else recorded)
 
 
 def release(run: Run, dest: Path) -> tuple[int, list[str]]:
@@ -83,6 +97,8 @@ def release(run: Run, dest: Path) -> tuple[int, list[str]]:
     from .reports import feedback_html
 
     notes, written = [], 0
+    for stale in run.stale:
+        notes.append(f"{stale}: not in the latest grading of {run.folder} (stale folder): no feedback written")
     for learner in run.learners:
         folder = dest / learner.student
         rec_path = run.folder / "students" / learner.student / "results.json"
@@ -93,9 +109,10 @@ def release(run: Run, dest: Path) -> tuple[int, list[str]]:
                                                                 f"{ex.override_reason})" if ex.overridden else "")}
                             for e in rec["exercises"] for ex in [learner.get(e["exercise"])] if ex]
         rec["points"] = learner.points
+        rec["name"] = learner.name
         atomic_write(folder / "feedback.html", feedback_html(rec))
         written += 1
-        src = Path(learner.submission)
+        src = submission_path(run, learner)
         try:
             nb = json.loads(_read_bounded(src))
             if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):

@@ -7,6 +7,7 @@ import datetime as _dt
 import html
 import io
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -17,12 +18,28 @@ from .lesson import Lesson
 from .submissions import Submission
 
 COLUMNS = ["student", "lesson", "exercise", "points", "max_points", "status", "message"]
+MANIFEST = "run.json"
+
+
+def _where(path: Path | str, out: Path) -> dict:
+    """A submission's path, absolute and relative to the output folder (feedback finds it from anywhere)."""
+    absolute = os.path.abspath(path)
+    try:
+        rel = os.path.relpath(absolute, os.path.abspath(out))
+    except ValueError:
+        rel = absolute
+    return {"submission": absolute, "submission_relative_to_out": rel}
 
 
 def record(lesson: Lesson, s: Submission, results: list[dict], protection: str, key: str,
-           seconds: float | None = None, extra: dict | None = None) -> dict:
+           seconds: float | None = None, extra: dict | None = None, out: Path | None = None) -> dict:
     """One student's results.json."""
-    return {"student": s.student, "lesson": lesson.number, "lesson_name": lesson.name, "submission": str(s.path),
+    ident = s.identity.to_dict() if getattr(s, "identity", None) is not None else None
+    where = _where(s.path, out) if out is not None else {"submission": os.path.abspath(s.path)}
+    return {"student": s.student, "name": getattr(s, "name", s.student), "identity": ident,
+            "lesson": lesson.number, "lesson_name": lesson.name, **where,
+            "other_files": list(getattr(s, "other_files", None) or []),
+            "lesson_version": getattr(s, "version", ""),
             "submission_sha256": s.sha, "cache_key": key, "graded_at": _dt.datetime.now().isoformat(timespec="seconds"),
             "protection": protection, "seconds": seconds,
             "points": round(sum(float(r["points"]) for r in results), 2), "max_points": lesson.max_points,
@@ -92,6 +109,56 @@ def write_csv(path: Path, rows: list[dict]) -> None:
     atomic_write(path, buf.getvalue())
 
 
+def write_manifest(out: Path, lesson: Lesson, subs: list[Submission], older: list[Submission], notes: list[str],
+                   stale: list[str]) -> None:
+    """`DIR/run.json`: exactly who this grading of the folder is about. Exports, the report and feedback
+    read these learners and no others (folders of earlier runs' learners are `stale`)."""
+    import datetime as dt
+
+    atomic_write(out / MANIFEST, json.dumps({
+        "lesson": lesson.number, "lesson_name": lesson.name,
+        "graded_at": dt.datetime.now().isoformat(timespec="seconds"),
+        "learners": [{"student": s.student, "name": s.name, "identity": s.identity.to_dict() if s.identity else None,
+                      **_where(s.path, out)} for s in subs],
+        "set_aside": [{"student": s.student, "name": s.name, **_where(s.path, out),
+                       "why": "an older file of a learner whose latest file is graded"} for s in older],
+        "notes": notes, "stale": stale}, indent=1, ensure_ascii=False))
+
+
+def grade_rows(run) -> list[dict]:
+    """grades.csv rows of a loaded run (overrides applied: points changed, the reason in the message)."""
+    rows = []
+    for learner in run.learners:
+        for ex in learner.exercises:
+            msg = ex.message + (f" [override: {ex.graded_points:g} -> {ex.points:g} points: {ex.override_reason}]"
+                                if ex.overridden else "")
+            rows.append({"student": learner.student, "lesson": run.lesson, "exercise": ex.exercise, "points": ex.points,
+                         "max_points": ex.max_points, "status": ex.status, "message": msg})
+    return rows
+
+
+def finish_run(out: Path, lesson: Lesson, protection: str) -> str:
+    """Rewrite grades.csv from the run as it stands (this run's learners, overrides applied) and
+    return the summary table of the same data."""
+    from .results import ResultsError, load_run
+
+    try:
+        run = load_run(out)
+    except ResultsError as e:
+        return f"(no summary: {e})"
+    write_csv(out / "grades.csv", grade_rows(run))
+    recs = [{"student": l.student, "name": l.name, "points": l.points, "max_points": l.max_points,
+             "exercises": [{"exercise": e.exercise, "points": e.points, "status": e.status} for e in l.exercises]}
+            for l in run.learners]
+    text = summary_table(lesson, recs, protection)
+    n = sum(e.overridden for l in run.learners for e in l.exercises)
+    if n:
+        text += f"\n({n} override(s) from {out / 'overrides.csv'} applied.)"
+    if run.stale:
+        text += f"\n({len(run.stale)} stale learner folder(s) ignored: {', '.join(run.stale[:10])})"
+    return text
+
+
 def feedback_html(record: dict) -> str:
     from ..checks import Result, panel_html
 
@@ -103,10 +170,11 @@ def feedback_html(record: dict) -> str:
             panel += f"<div style='font-size:12px;color:#6e7781'>Note: {e('; '.join(r['notes']))}</div>"
         panels.append(panel)
     total, most = record["points"], record["max_points"]
-    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{e(record['student'])} · lesson "
+    who = record.get("name") or record["student"]
+    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{e(who)} · lesson "
             f"{e(record['lesson'])}</title></head><body style='font-family:sans-serif;max-width:860px;margin:2em auto;"
             f"color:#24292f'><h1 style='font-size:20px'>Lesson {e(record['lesson_name'])}: feedback for "
-            f"{e(record['student'])}</h1><p><b>{total:g} / {most:g} points</b> · submitted file "
+            f"{e(who)}</h1><p><b>{total:g} / {most:g} points</b> · submitted file "
             f"<code>{e(Path(record['submission']).name)}</code> · graded {e(record['graded_at'])}</p>"
             f"<p style='font-size:13px;color:#57606a'>Only your answer cells were run, inside the instructor's copy "
             f"of the lesson; each exercise shows what was expected and what your code gave.</p>"
@@ -125,7 +193,7 @@ def histogram(path: Path, totals: list[float], most: float, lesson: str) -> None
     ax.set_xlabel(f"points (out of {most:g})")
     ax.set_ylabel("students")
     ax.yaxis.get_major_locator().set_params(integer=True)
-    ax.set_title(f"Lesson {lesson}: scores of {len(totals)} submissions")
+    ax.set_title(f"Lesson {lesson}: scores of {len(totals)} learners")
     fig.tight_layout()
     buf = io.BytesIO()
     fig.savefig(buf, format="png")
@@ -134,7 +202,7 @@ def histogram(path: Path, totals: list[float], most: float, lesson: str) -> None
 
 
 def summary_table(lesson: Lesson, records: list[dict], protection: str) -> str:
-    lines = [f"Lesson {lesson.name}: {len(records)} submissions graded ({protection})"]
+    lines = [f"Lesson {lesson.name}: {len(records)} learners graded, one file each ({protection})"]
     if not records:
         return "\n".join(lines)
     head = f"{'exercise':<22} {'max':>5} {'mean':>6} " + " ".join(f"{LABELS[s][:9]:>9}" for s in LABELS)
@@ -152,8 +220,23 @@ def summary_table(lesson: Lesson, records: list[dict], protection: str) -> str:
               f"{'student':<32} {'points':>8}  statuses"]
     for rec in sorted(records, key=lambda r: r["student"].lower()):
         st = ", ".join(f"{k}×{v}" for k, v in sorted(_count(rec).items()))
-        lines.append(f"{rec['student'][:32]:<32} {rec['points']:>4g}/{rec['max_points']:<3g}  {st}")
+        who = rec.get("name") or rec["student"]
+        who = who if who == rec["student"] else f"{who} ({rec['student']})"
+        lines.append(f"{_pad(who, 32)} {rec['points']:>4g}/{rec['max_points']:<3g}  {st}")
     return "\n".join(lines)
+
+
+def _pad(text: str, width: int) -> str:
+    """`text` cut and padded to `width` terminal columns (CJK characters take two)."""
+    import unicodedata
+
+    out, used = "", 0
+    for ch in text:
+        w = 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 0 if unicodedata.combining(ch) else 1
+        if used + w > width:
+            break
+        out, used = out + ch, used + w
+    return out + " " * (width - used)
 
 
 def _count(rec: dict) -> dict[str, int]:

@@ -53,6 +53,13 @@ class Learner:
     exercises: list[ExerciseResult]
     graded_at: str = ""
     protection: str = ""
+    name: str = ""                                  # display name (Unicode); the id is `student`
+    identity: dict = field(default_factory=dict)    # source, key, platform_id, email (identity.Identity)
+    submission_relative: str = ""                   # the submission's path relative to the run folder
+    other_files: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.name = self.name or self.student
 
     @property
     def points(self) -> float:
@@ -75,13 +82,23 @@ class Run:
     lesson_name: str       # "03_export_pytorch"
     exercises: list[tuple[str, str, float]]   # (id, title, max points), in lesson order
     learners: list[Learner]
+    stale: list[str] = field(default_factory=list)      # folders of learners not in the latest grading
+    manifest: dict = field(default_factory=dict)        # run.json of the latest grading ({} for older runs)
 
     @property
     def max_points(self) -> float:
         return round(sum(m for _, _, m in self.exercises), 2)
 
     def learner(self, student: str) -> Learner | None:
-        return next((l for l in self.learners if l.student.lower() == student.lower()), None)
+        """By learner id (case-insensitive), else by display name when exactly one learner has it."""
+        import unicodedata
+
+        hit = next((l for l in self.learners if l.student.lower() == student.lower()), None)
+        if hit is not None:
+            return hit
+        want = unicodedata.normalize("NFC", " ".join(student.split())).casefold()
+        named = [l for l in self.learners if unicodedata.normalize("NFC", " ".join(l.name.split())).casefold() == want]
+        return named[0] if len(named) == 1 else None
 
 
 def _read_bounded(path: Path, limit: int) -> bytes:
@@ -120,8 +137,11 @@ def _learner(path: Path) -> tuple[dict, Learner]:
             r["exercise"], str(r.get("title", "")), str(r.get("status", "error")), _num(r.get("points"), where),
             _num(r.get("max_points"), where), str(r.get("message", "")), str(r.get("hint", "")),
             [t for t in r.get("tests", []) if isinstance(t, dict)]))
+    ident = rec.get("identity") if isinstance(rec.get("identity"), dict) else {}
+    others = rec.get("other_files") if isinstance(rec.get("other_files"), list) else []
     return rec, Learner(str(rec["student"]), str(rec.get("submission", "")), exercises, str(rec.get("graded_at", "")),
-                        str(rec.get("protection", "")))
+                        str(rec.get("protection", "")), str(rec.get("name") or rec["student"]), ident,
+                        str(rec.get("submission_relative_to_out", "")), [str(o) for o in others])
 
 
 def load_run(folder: str | os.PathLike, overrides: bool = True) -> Run:
@@ -130,10 +150,15 @@ def load_run(folder: str | os.PathLike, overrides: bool = True) -> Run:
     students = folder / "students"
     if not students.is_dir():
         raise ResultsError(f"{folder} holds no graded run (no students/ folder): run `labkit grade ... --out {folder}` first")
-    learners, lesson, name, exercises = [], None, None, None
+    manifest = read_manifest(folder)
+    wanted = {m["student"] for m in manifest.get("learners", [])} if manifest else None
+    learners, lesson, name, exercises, stale = [], None, None, None, []
     for sub in sorted(students.iterdir(), key=lambda p: p.name.lower()):
         path = sub / "results.json"
         if sub.is_symlink() or not sub.is_dir() or not path.exists():
+            continue
+        if wanted is not None and sub.name not in wanted:
+            stale.append(sub.name)  # an earlier run's learner: flagged, never mixed in
             continue
         rec, learner = _learner(path)
         if learner.student != sub.name:
@@ -146,10 +171,25 @@ def load_run(folder: str | os.PathLike, overrides: bool = True) -> Run:
         learners.append(learner)
     if lesson is None:
         raise ResultsError(f"{folder} holds no results yet (students/*/results.json)")
-    run = Run(folder, lesson, name or lesson, exercises or [], learners)
+    run = Run(folder, lesson, name or lesson, exercises or [], learners, stale, manifest)
     if overrides:
         apply_overrides(run, read_overrides(folder / OVERRIDES_FILE, run))
     return run
+
+
+def read_manifest(folder: Path) -> dict:
+    """`run.json` of the latest grading of `folder` ({} when absent: a run from before manifests)."""
+    path = folder / "run.json"
+    if not path.exists():
+        return {}
+    try:
+        m = json.loads(_read_bounded(path, MAX_RESULTS_BYTES))
+    except (ValueError, RecursionError) as e:
+        raise ResultsError(f"{path} is not valid JSON ({e})") from None
+    if not isinstance(m, dict) or not isinstance(m.get("learners"), list) or \
+            not all(isinstance(x, dict) and isinstance(x.get("student"), str) for x in m["learners"]):
+        raise ResultsError(f"{path} is not a labkit run manifest")
+    return m
 
 
 @dataclass(frozen=True)

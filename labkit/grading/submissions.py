@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..cells import exercise_tag, is_exercise_id
+from .identity import Identity, Resolution, identify, pick_latest
 from .lesson import Lesson
 from .options import GradeError
 
@@ -26,16 +27,30 @@ MAX_NAME = 80
 @dataclass
 class Submission:
     path: Path
-    student: str = ""
+    student: str = ""               # the learner's folder id (identity.learner_id): stable, unique, safe
     sha: str = ""
+    identity: Identity | None = None
     nb: dict | None = None
     error: str | None = None        # the file cannot be graded at all: every row gets `status`
     status: str = "error"
+    other_files: list[str] | None = None   # the same learner's older files, not graded
+    version: str = ""               # the lesson version stamped in the file ('' when none)
+    _meta: dict | None = None       # the notebook's metadata (the identity's last resort)
+
+    @property
+    def name(self) -> str:
+        return self.identity.name if self.identity else self.student
 
 
 def _short(text: object, limit: int = 300) -> str:
-    s = " ".join(str(text).split())
-    return s if len(s) <= limit else s[: limit - 1] + "…"
+    from ..checks.text import shorten
+
+    return shorten(text, limit)
+
+
+def roots_of(paths: list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    """The folders among the submission arguments (absolute)."""
+    return tuple(os.path.abspath(p) for p in paths if os.path.isdir(p) and not os.path.islink(p))
 
 
 def expand(paths: list[str] | tuple[str, ...]) -> list[Path]:
@@ -46,7 +61,7 @@ def expand(paths: list[str] | tuple[str, ...]) -> list[Path]:
         if p.is_dir() and not p.is_symlink():
             for root, dirs, files in os.walk(p, followlinks=False):
                 dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__pycache__")
-                out += [Path(root) / f for f in sorted(files) if not f.startswith(".")]
+                out += [Path(root) / f for f in sorted(files) if not f.startswith(".") and f not in PLATFORM_FILES]
         elif p.is_symlink() or p.exists():
             out.append(p)
         else:
@@ -60,6 +75,7 @@ def expand(paths: list[str] | tuple[str, ...]) -> list[Path]:
     return unique
 
 
+PLATFORM_FILES = {"submission_metadata.yml"}   # Gradescope's export: read for identities, not graded
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -87,9 +103,24 @@ def _read_bounded(path: Path) -> bytes:
     return data
 
 
-def read_submission(path: Path, lesson: Lesson) -> Submission:
-    """Read and check one file. Never raises: problems go in `error`."""
-    sub = Submission(path, student=clean_name(path.stem))
+def lesson_names(lesson: Lesson) -> tuple[str, ...]:
+    """Names a file may carry for the lesson itself (not for a learner)."""
+    return tuple(dict.fromkeys((lesson.name, lesson.solution_path.stem, f"lesson{lesson.number}",
+                                f"lesson_{lesson.number}", f"lesson {lesson.number}")))
+
+
+def read_submission(path: Path, lesson: Lesson, roots: tuple[str, ...] = ()) -> Submission:
+    """Read and check one file, and say whose it is (`roots`: the folders named on the command line,
+    never taken for a learner's folder). Never raises: problems go in `error`."""
+    sub = _read(path, lesson)
+    sub.identity = identify(path, sub._meta, lesson_names(lesson), roots)
+    sub._meta = None
+    sub.student = sub.identity.id
+    return sub
+
+
+def _read(path: Path, lesson: Lesson) -> Submission:
+    sub = Submission(path)
     try:
         data = _read_bounded(path)
     except ValueError as e:
@@ -123,12 +154,10 @@ def read_submission(path: Path, lesson: Lesson) -> Submission:
         return sub
     cells = [c for c in nb["cells"] if isinstance(c, dict)]
     nb["cells"] = cells
-    meta = nb.get("metadata") if isinstance(nb.get("metadata"), dict) else {}
-    who = meta.get("labkit", {}).get("student") if isinstance(meta.get("labkit"), dict) else None
-    stem = path.stem
-    if stem in (lesson.name, lesson.solution_path.stem) and path.parent.name:
-        stem = path.parent.name  # collected as <student>/<lesson>.ipynb
-    sub.student = clean_name(who[:200] if isinstance(who, str) and who.strip() else stem)
+    sub._meta = {"metadata": nb.get("metadata")}
+    from ..assign import stamped_version
+
+    sub.version = stamped_version(nb)
     ours = {e.id for e in lesson.exercises}
     theirs = {x for c in cells for x in (exercise_tag(c, "answer"), exercise_tag(c, "check")) if x}
     sol_ids = {c.get("id") for c in lesson.solution.get("cells", []) if c.get("id")}
@@ -146,8 +175,22 @@ def read_submission(path: Path, lesson: Lesson) -> Submission:
     return sub
 
 
+def resolve(subs: list[Submission]) -> tuple[list[Submission], list[Submission], Resolution]:
+    """One graded file per learner: (graded, set aside as older files of a graded learner, resolution).
+
+    Ids come from each file's identity, never from the order of files; a learner's latest file is graded."""
+    res = pick_latest([s.identity for s in subs], [s.path for s in subs])
+    graded, older = [], []
+    for lid, i in sorted(res.graded.items()):
+        s = subs[i]
+        s.other_files = [str(subs[j].path) for j in res.superseded.get(lid, [])]
+        graded.append(s)
+        older += [subs[j] for j in res.superseded.get(lid, [])]
+    return graded, older, res
+
+
 def assign_students(subs: list[Submission]) -> None:
-    """Make student names unique across the whole batch (case-insensitively, whatever the files claim).
+    """Legacy (ids before learner identities; `resolve` is what grading uses): make student names unique across the whole batch (case-insensitively, whatever the files claim).
 
     A name claimed by one file only keeps it; a name claimed by several files gets each file's name
     added (`bob__bob2`); whatever still collides (`bob__bob` also claimed outright) gets a counter."""

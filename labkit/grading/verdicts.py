@@ -7,8 +7,9 @@ from .rebuild import Rebuilt, RunCell
 
 
 def _short(text: object, limit: int = 300) -> str:
-    s = " ".join(str(text).split())
-    return s if len(s) <= limit else s[: limit - 1] + "…"
+    from ..checks.text import shorten
+
+    return shorten(text, limit)
 
 
 def row(ex: ExerciseInfo, status: str, message: str) -> dict:
