@@ -5,7 +5,8 @@ The rule (the same for every lesson, so lessons can be compared and the README t
 - **Reading**: every word of every markdown cell at ``WORDS_PER_MINUTE`` (200) words a minute.
   A word is a run of non-space characters, so code spans and formulas count like words.
 - **Code**: ``MINUTES_PER_CODE_CELL`` (1) minute for each code cell that is not part of an exercise
-  (reading it, running it, looking at what it printed or plotted).
+  (reading it, running it, looking at what it printed or plotted). The ``parameters`` cell (CI's
+  ``QUICK`` switch, which the learner only runs) is not counted.
 - **Graded exercises**: ``MINUTES_PER_EXERCISE`` (6) minutes for each graded exercise (its answer and
   check cells are not counted as code cells; its prompt is counted as reading).
 - **Quiz**: ``MINUTES_PER_QUIZ`` (4) minutes for a quiz (an exercise whose id ends in ``.quiz``).
@@ -86,7 +87,10 @@ def cell_minutes(cell: Any, seen: set[str]) -> float:
         return len(re.findall(r"\S+", source)) / WORDS_PER_MINUTE
     if cell.get("cell_type") != "code":
         return 0.0
-    ex = _exercise(_tags(cell))
+    tags = _tags(cell)
+    if "parameters" in tags:
+        return 0.0
+    ex = _exercise(tags)
     if ex is None:
         return MINUTES_PER_CODE_CELL
     if ex in seen:
