@@ -1,4 +1,4 @@
-"""The `labkit` command: assign, doctor, bench, run-solutions, course-model, grade."""
+"""The `labkit` command: assign, doctor, bench, run-solutions, course-model, lesson-time, grade."""
 from __future__ import annotations
 
 import argparse
@@ -81,6 +81,28 @@ def _course_model(args) -> int:
     return 0
 
 
+def _lesson_time(args) -> int:
+    from .lesson_time import lesson_time, problems, write
+
+    if args.check and args.write:
+        print("labkit lesson-time: use --check or --write, not both", file=sys.stderr)
+        return 2
+    bad = 0
+    for path in _solutions(args):
+        t = lesson_time(path)
+        if args.write and write(path):
+            print(f"stamped {path.name}: {t.line}")
+        elif not args.check:
+            print(f"{path.stem:<24} core {t.core_exact:5.1f} → {t.core:3d} min   optional {t.optional_exact:5.1f} → {t.optional:3d} min")
+        if args.check or args.write:
+            for p in problems(path):
+                print(f"✘ {p}")
+                bad = 1
+    if args.check and not bad:
+        print("Every time line matches the rule and every core fits one sitting.")
+    return bad
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["grades"]:  # after grading: export, report, feedback, override
@@ -106,6 +128,11 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("course-model", help="maintainers: retrain the shipped course CNN and record its SHA-256")
     p.add_argument("--epochs", type=int, default=None, help="training epochs (default: as shipped)")
     p.set_defaults(fn=_course_model)
+    p = sub.add_parser("lesson-time", help="learner minutes per lesson by the rule (labkit/lesson_time.py)")
+    p.add_argument("lessons", nargs="*", help="lesson numbers (default: all)")
+    p.add_argument("--check", action="store_true", help="exit 1 if a time line is missing or stale, or a core is over 45 min")
+    p.add_argument("--write", action="store_true", help="stamp the time line into each solution's first markdown cell")
+    p.set_defaults(fn=_lesson_time)
     sub.add_parser("grade", help="grade a class's submissions (labkit grade --help)", add_help=False)
     sub.add_parser("grades", help="export, report, return feedback, override (labkit grades --help)", add_help=False)
     args = parser.parse_args(argv)

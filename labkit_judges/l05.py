@@ -396,8 +396,8 @@ quiz_key("05.quiz", {
     "q4": ("a", "ALL may add NCHWc operators whose block size fits only this CPU's vectors, and ORT warns the file "
                 "belongs to the machine that wrote it (b); optimized EXTENDED files load anywhere the CPU provider "
                 "runs (c is false)."),
-    "q5": ("b", "FusedConv and FusedGemm are com.microsoft kernels of the CPU execution provider: other providers "
-                "(NNAPI, CoreML, CUDA, TensorRT) do not take them, so those nodes stay on the CPU. They are not "
+    "q5": ("b", "FusedConv and FusedGemm are com.microsoft kernels of the CPU execution provider (CUDA has its own "
+                "FusedConv); NNAPI, CoreML and most other providers do not take them, so those nodes stay on the CPU. They are not "
                 "standard ONNX operators (a), and the file runs on any CPU, x86 or Arm (c)."),
 })
 

@@ -805,7 +805,8 @@ quiz_key("06.quiz", {
     "q5": ("b", "ORT's symmetric int8 range is [-127, 127] (ONNX_INT_TYPE_SYMMETRIC_RANGE): -m and m are both "
                 "levels and the zero point is 0, so the scale is m/127. [-128, 127] (a) would need a zero point "
                 "of -0.5; uint8 with z = 128 (c) is not ORT's int8 weight format."),
-    "q6": ("c", "NNAPI's quantized operators take uint8 activations, so quantize with activation_type=QUInt8. "
-                "The default QInt8 (a) gives int8 activations NNAPI leaves to the CPU; int4 activations (b) are "
+    "q6": ("c", "ONNX Runtime's NNAPI execution provider takes uint8 activations only (a limit of the provider: NNAPI "
+                "itself also has signed int8 operands), so quantize with activation_type=QUInt8. "
+                "The default QInt8 (a) gives int8 activations the provider leaves to the CPU; int4 activations (b) are "
                 "not what NNAPI runs."),
 })

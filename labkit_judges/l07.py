@@ -299,6 +299,6 @@ quiz_key("07.quiz", {
     "q4": ("a", "A custom build with --include_ops_by_config keeps only those kernels: a smaller app. ORT does not "
                 "read it at run time (b), and it lists what the model needs, not what NNAPI supports (c)."),
     "q5": ("b", "The checker matches operator names (QuantizeLinear, Conv...) against NNAPI's list; it does not "
-                "look at element types, and NNAPI's quantized kernels take uint8 activations only. It never runs the "
+                "look at element types, and ONNX Runtime's NNAPI provider takes uint8 activations only. It never runs the "
                 "model (a), and fixing the batch (c) does not change the types: quantize with QUInt8 activations."),
 })

@@ -38,6 +38,7 @@ PLATFORMS = {
 }
 #: (platform, Python) pairs docs/arm64.md tells learners to use
 CASES = [("manylinux_2_28_aarch64", "3.11"),  # Raspberry Pi OS Bookworm's Python
+         ("manylinux_2_28_aarch64", "3.13"),  # Raspberry Pi OS Trixie's Python (what a new Pi ships)
          ("manylinux_2_28_aarch64", "3.12"),  # Ubuntu 24.04's Python (Graviton)
          ("macosx_14_0_arm64", "3.11"), ("macosx_14_0_arm64", "3.12"), ("macosx_14_0_arm64", "3.13"),
          ("win_arm64", "3.11"), ("win_arm64", "3.12")]

@@ -48,7 +48,7 @@ quiz("03.quiz", title="Exports that lie, and how to catch them", points=4, quest
              {"a": "Pad every request to batch size 1",
               "b": "Export again with a symbolic batch dimension (dynamic_shapes; dynamic_axes in the legacy exporter)",
               "c": "Set the session's graph optimization level to ORT_ENABLE_ALL"}),
-    Question("q4", "A correct export differs from PyTorch by at most 3e-6 on logits around 10. How do you test exports "
+    Question("q4", "A correct export differs from PyTorch by a few millionths on logits around 10. How do you test exports "
                    "in general?",
              {"a": "assert_allclose with a relative and an absolute tolerance (rtol=1e-3, atol=1e-5)",
               "b": "Require bit-identical outputs: any difference means the export is broken",

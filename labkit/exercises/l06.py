@@ -50,7 +50,7 @@ quiz("06.quiz", title="Choosing a quantization method", points=4, questions=[
     Question("q5", "ONNX Runtime's quantizer makes a weight tensor with largest |w| = m symmetric int8. Which integer range and scale does it use?",
              {"a": "[-128, 127], scale 2m/255", "b": "[-127, 127], scale m/127, zero point 0", "c": "[0, 255], zero point 128"}),
     Question("q6", "The static int8 model will run through NNAPI on Android. Which activation type do you pass to quantize_static?",
-             {"a": "The default QInt8: NNAPI takes int8 everywhere", "b": "QInt4, the smallest", "c": "QUInt8: NNAPI's quantized operators take uint8 activations"}),
+             {"a": "The default QInt8: NNAPI takes int8 everywhere", "b": "QInt4, the smallest", "c": "QUInt8: ONNX Runtime's NNAPI provider takes uint8 activations only"}),
 ])
 
 

@@ -34,5 +34,5 @@ quiz("07.quiz", title="Pick the execution provider", points=4, questions=[
     Question("q4", "What is required_operators.config, written by convert_onnx_models_to_ort, for?",
              {"a": "It lists the operators a reduced-size custom build of ONNX Runtime must include", "b": "ONNX Runtime reads it at run time to load the model", "c": "It lists the operators NNAPI supports"}),
     Question("q5", "quantize_static with its defaults (QInt8 activations), batch fixed to 1: the checker reports every node supported by NNAPI. What does that mean?",
-             {"a": "It is true: the checker ran the model on NNAPI", "b": "Little: the checker matches operator names, not element types, and NNAPI takes uint8 activations only; quantize with QUInt8", "c": "Fixing the batch converted the activations to uint8"}),
+             {"a": "It is true: the checker ran the model on NNAPI", "b": "Little: the checker matches operator names, not element types, and ONNX Runtime's NNAPI provider takes uint8 activations only; quantize with QUInt8", "c": "Fixing the batch converted the activations to uint8"}),
 ])

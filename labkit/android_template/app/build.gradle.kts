@@ -15,6 +15,11 @@ android {
         targetSdk = @@COMPILE_SDK@@
         versionCode = 1
         versionName = "1.0"
+        ndk {
+            // Ship ONNX Runtime's native library only for 64-bit Arm phones and the x86_64 emulator:
+            // the AAR also carries armeabi-v7a and x86 builds that would each add megabytes to the app.
+            abiFilters += listOf("arm64-v8a", "x86_64")
+        }
     }
 
     buildTypes {

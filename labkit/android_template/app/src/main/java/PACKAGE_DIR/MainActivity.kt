@@ -1,7 +1,9 @@
 package @@PACKAGE@@
 
 import android.app.Activity
+import android.os.Build
 import android.os.Bundle
+import android.view.WindowInsets
 import android.view.ViewGroup.LayoutParams.MATCH_PARENT
 import android.view.ViewGroup.LayoutParams.WRAP_CONTENT
 import android.widget.Button
@@ -9,6 +11,8 @@ import android.widget.LinearLayout
 import android.widget.RadioButton
 import android.widget.RadioGroup
 import android.widget.TextView
+import java.util.concurrent.ExecutorService
+import java.util.concurrent.Executors
 
 /** Draw a digit; see the prediction, its confidence and the inference time; switch CPU/XNNPACK/NNAPI. */
 class MainActivity : Activity() {
@@ -21,6 +25,8 @@ class MainActivity : Activity() {
     private lateinit var drawView: DrawView
     private lateinit var resultText: TextView
     private var backend = Backend.CPU
+    /** Inference runs here, one request at a time, never on the UI thread (a slow backend must not freeze drawing). */
+    private val worker: ExecutorService = Executors.newSingleThreadExecutor()
 
     override fun onCreate(savedInstanceState: Bundle?) {
         super.onCreate(savedInstanceState)
@@ -58,6 +64,20 @@ class MainActivity : Activity() {
             addView(backends)
             addView(clear)
         }
+        // Android 15 draws apps edge to edge: pad the layout by the status and navigation bars so the canvas
+        // does not sit under them.
+        layout.setOnApplyWindowInsetsListener { view, insets ->
+            val (left, top, right, bottom) = if (Build.VERSION.SDK_INT >= 30) {
+                val bars = insets.getInsets(WindowInsets.Type.systemBars() or WindowInsets.Type.displayCutout())
+                listOf(bars.left, bars.top, bars.right, bars.bottom)
+            } else {
+                @Suppress("DEPRECATION")
+                listOf(insets.systemWindowInsetLeft, insets.systemWindowInsetTop,
+                       insets.systemWindowInsetRight, insets.systemWindowInsetBottom)
+            }
+            view.setPadding(32 + left, 32 + top, 32 + right, 32 + bottom)
+            insets
+        }
         setContentView(layout)
     }
 
@@ -65,16 +85,22 @@ class MainActivity : Activity() {
         val (alpha, width, height) = drawView.alpha() ?: return
         val counts = Downsample.toModelInput(alpha, width, height)
         if (counts.all { it == 0 }) return
-        resultText.text = try {
-            val p = classifier.classify(counts, backend)
-            getString(R.string.result, p.label, p.confidence * 100f, p.millis, p.backend.label)
-        } catch (e: Exception) {
-            getString(R.string.unavailable, backend.label, e.message ?: e.toString())
+        val chosen = backend
+        resultText.text = getString(R.string.working)
+        worker.execute {
+            val text = try {
+                val p = classifier.classify(counts, chosen)
+                getString(R.string.result, p.label, p.confidence * 100f, p.millis, p.backend.label)
+            } catch (e: Exception) {
+                getString(R.string.unavailable, chosen.label, e.message ?: e.toString())
+            }
+            runOnUiThread { if (!isDestroyed) resultText.text = text }
         }
     }
 
     override fun onDestroy() {
-        classifier.close()
+        worker.execute { classifier.close() }   // after any inference still running, on the same thread
+        worker.shutdown()
         super.onDestroy()
     }
 }

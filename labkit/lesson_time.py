@@ -1,0 +1,169 @@
+"""Learner time of a lesson, by one documented rule, and the time line stamped at its top.
+
+The rule (the same for every lesson, so lessons can be compared and the README table stays true):
+
+- **Reading**: every word of every markdown cell at ``WORDS_PER_MINUTE`` (200) words a minute.
+  A word is a run of non-space characters, so code spans and formulas count like words.
+- **Code**: ``MINUTES_PER_CODE_CELL`` (1) minute for each code cell that is not part of an exercise
+  (reading it, running it, looking at what it printed or plotted). The ``parameters`` cell (CI's
+  ``QUICK`` switch, which the learner only runs) is not counted.
+- **Graded exercises**: ``MINUTES_PER_EXERCISE`` (6) minutes for each graded exercise (its answer and
+  check cells are not counted as code cells; its prompt is counted as reading).
+- **Quiz**: ``MINUTES_PER_QUIZ`` (4) minutes for a quiz (an exercise whose id ends in ``.quiz``).
+
+Cells tagged ``optional`` (the marked optional part of a lesson, see docs/authoring.md) are summed
+separately. Each sum is rounded to the nearest 5 minutes (at least 5), and the first markdown cell
+of the notebook carries the line::
+
+    *Time: about N min (core)*                      (no optional part)
+    *Time: about N min (core) + M min optional*
+
+A lesson's core must fit one sitting: ``CORE_LIMIT`` (45) minutes by this rule.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+import nbformat
+
+WORDS_PER_MINUTE = 200
+MINUTES_PER_CODE_CELL = 1.0
+MINUTES_PER_EXERCISE = 6.0
+MINUTES_PER_QUIZ = 4.0
+CORE_LIMIT = 45
+OPTIONAL_TAG = "optional"
+
+TIME_LINE = re.compile(r"^\*Time: about \d+ min \(core\)( \+ \d+ min optional)?\*[ \t]*$", re.M)
+
+
+@dataclass(frozen=True)
+class LessonTime:
+    """Minutes by the rule: unrounded core and optional sums, and the rounded figures shown."""
+
+    core_exact: float
+    optional_exact: float
+
+    @property
+    def core(self) -> int:
+        return round_minutes(self.core_exact)
+
+    @property
+    def optional(self) -> int:
+        return round_minutes(self.optional_exact) if self.optional_exact > 0 else 0
+
+    @property
+    def line(self) -> str:
+        """The time line for the top of the notebook."""
+        if self.optional:
+            return f"*Time: about {self.core} min (core) + {self.optional} min optional*"
+        return f"*Time: about {self.core} min (core)*"
+
+
+def round_minutes(minutes: float) -> int:
+    """Round to the nearest 5 minutes, at least 5 (a half rounds up)."""
+    return max(5, int(math.floor(minutes / 5 + 0.5)) * 5)
+
+
+def _tags(cell: Any) -> list[str]:
+    return list(cell.get("metadata", {}).get("tags", []) or [])
+
+
+def _exercise(tags: Iterable[str]) -> str | None:
+    for t in tags:
+        if t.startswith(("answer:", "check:")):
+            return t.split(":", 1)[1]
+    return None
+
+
+def cell_minutes(cell: Any, seen: set[str]) -> float:
+    """Minutes one cell adds by the rule; `seen` collects exercise ids so each is counted once."""
+    if cell.get("cell_type") == "markdown":
+        source = cell.get("source", "")
+        source = TIME_LINE.sub("", source)  # the time line does not time itself
+        return len(re.findall(r"\S+", source)) / WORDS_PER_MINUTE
+    if cell.get("cell_type") != "code":
+        return 0.0
+    tags = _tags(cell)
+    if "parameters" in tags:
+        return 0.0
+    ex = _exercise(tags)
+    if ex is None:
+        return MINUTES_PER_CODE_CELL
+    if ex in seen:
+        return 0.0
+    seen.add(ex)
+    return MINUTES_PER_QUIZ if ex.endswith(".quiz") else MINUTES_PER_EXERCISE
+
+
+def lesson_time(nb: Any) -> LessonTime:
+    """Core and optional minutes of a notebook (a path or a loaded notebook)."""
+    if isinstance(nb, (str, Path)):
+        nb = nbformat.read(str(nb), as_version=4)
+    core = optional = 0.0
+    seen: set[str] = set()
+    for cell in nb.cells:
+        m = cell_minutes(cell, seen)
+        if OPTIONAL_TAG in _tags(cell):
+            optional += m
+        else:
+            core += m
+    return LessonTime(core, optional)
+
+
+def _first_markdown(nb: Any) -> Any | None:
+    return next((c for c in nb.cells if c.cell_type == "markdown"), None)
+
+
+def stamped_line(nb: Any) -> str | None:
+    """The time line the notebook carries in its first markdown cell, or None."""
+    cell = _first_markdown(nb)
+    m = TIME_LINE.search(cell.source) if cell is not None else None
+    return m.group(0).rstrip() if m else None
+
+
+def stamp(nb: Any, line: str) -> bool:
+    """Put `line` in the first markdown cell (replacing an old one, else after the title). True if changed."""
+    cell = _first_markdown(nb)
+    if cell is None:
+        raise ValueError("the notebook has no markdown cell to carry the time line")
+    if TIME_LINE.search(cell.source):
+        new = TIME_LINE.sub(line, cell.source, count=1)
+    else:
+        lines = cell.source.split("\n")
+        at = 1 if lines and lines[0].startswith("#") else 0
+        new = "\n".join(lines[:at] + ["", line] + lines[at:]) if at else "\n".join([line, ""] + lines)
+        new = re.sub(r"\n{3,}", "\n\n", new)
+    if new == cell.source:
+        return False
+    cell.source = new
+    return True
+
+
+def problems(path: str | Path) -> list[str]:
+    """What is wrong with a notebook's time line or length (empty when all is well)."""
+    nb = nbformat.read(str(path), as_version=4)
+    t = lesson_time(nb)
+    name = Path(path).name
+    found = []
+    have = stamped_line(nb)
+    if have is None:
+        found.append(f"{name}: no time line in the first markdown cell (expected {t.line})")
+    elif have != t.line:
+        found.append(f"{name}: time line says {have!r}, the rule gives {t.line!r}")
+    if t.core > CORE_LIMIT:
+        found.append(f"{name}: core is {t.core} min by the rule, over the {CORE_LIMIT}-minute sitting; "
+                     "move material into an `## Optional:` part or split the notebook")
+    return found
+
+
+def write(path: str | Path) -> bool:
+    """Stamp the rule's time line into a notebook file; True if the file changed."""
+    nb = nbformat.read(str(path), as_version=4)
+    changed = stamp(nb, lesson_time(nb).line)
+    if changed:
+        nbformat.write(nb, str(path))
+    return changed
