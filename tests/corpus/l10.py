@@ -1,0 +1,333 @@
+"""Lesson 10: answers learners write for converting scikit-learn models, a custom converter, provider
+placement and IO binding."""
+import numpy as np
+
+from corpus import Right, Wrong
+
+CPU = "CPUExecutionProvider"
+
+
+def _skl():
+    import skl2onnx
+    from skl2onnx.common.data_types import FloatTensorType
+
+    return skl2onnx, FloatTensorType
+
+
+def _classifier(model):
+    return model.steps[-1][1] if hasattr(model, "steps") else model
+
+
+# ---------------------------------------------------------------- 10.to_onnx
+
+def _convert_sklearn_by_type(model, n_features):
+    skl2onnx, FloatTensorType = _skl()
+    clf = _classifier(model)
+    return skl2onnx.convert_sklearn(model, initial_types=[("input", FloatTensorType([None, n_features]))],
+                                    options={type(clf): {"zipmap": False}})
+
+
+def _to_onnx_every_step(model, n_features):
+    skl2onnx, _ = _skl()
+    steps = [s for _, s in model.steps] if hasattr(model, "steps") else [model]
+    opts = {id(s): {"zipmap": False} for s in steps if hasattr(s, "predict_proba")}
+    return skl2onnx.to_onnx(model, np.ones((3, n_features), dtype=np.float32), options=opts)
+
+
+def _zipmap_kept(model, n_features):
+    return _skl()[0].to_onnx(model, np.zeros((1, n_features), np.float32))
+
+
+def _options_on_pipeline(model, n_features):
+    return _skl()[0].to_onnx(model, np.zeros((1, n_features), np.float32), options={id(model): {"zipmap": False}})
+
+
+def _double_input(model, n_features):
+    clf = _classifier(model)
+    return _skl()[0].to_onnx(model, np.zeros((1, n_features)), options={id(clf): {"zipmap": False}})
+
+
+def _fixed_batch(model, n_features):
+    skl2onnx, FloatTensorType = _skl()
+    clf = _classifier(model)
+    return skl2onnx.convert_sklearn(model, initial_types=[("X", FloatTensorType([1, n_features]))],
+                                    options={id(clf): {"zipmap": False}})
+
+
+def _classifier_only(model, n_features):
+    clf = _classifier(model)
+    return _skl()[0].to_onnx(clf, np.zeros((1, n_features), np.float32), options={id(clf): {"zipmap": False}})
+
+
+def _features_64(model, n_features):
+    clf = _classifier(model)
+    return _skl()[0].to_onnx(model, np.zeros((1, 64), np.float32), options={id(clf): {"zipmap": False}})
+
+
+def _assumes_pipeline(model, n_features):
+    return _skl()[0].to_onnx(model, np.zeros((1, n_features), np.float32), options={id(model[-1]): {"zipmap": False}})
+
+
+def _zipmap_columns(model, n_features):
+    clf = _classifier(model)
+    return _skl()[0].to_onnx(model, np.zeros((1, n_features), np.float32), options={id(clf): {"zipmap": "columns"}})
+
+
+def _returns_bytes(model, n_features):
+    return _convert_sklearn_by_type(model, n_features).SerializeToString()
+
+
+# ---------------------------------------------------------------- 10.custom_converter
+
+def _register(converter):
+    from skl2onnx import update_registered_converter
+
+    from labkit.exercises.l10 import PerFeatureClip
+
+    def shape(operator):
+        operator.outputs[0].type = operator.inputs[0].type.__class__(operator.inputs[0].type.shape)
+
+    update_registered_converter(PerFeatureClip, "LabkitPerFeatureClip", shape, converter)
+
+
+def _custom(converter, zipmap=False):
+    def convert(model, n_features):
+        _register(converter)
+        options = {} if zipmap else {id(model.steps[-1][1]): {"zipmap": False}}
+        return _skl()[0].to_onnx(model, np.zeros((1, n_features), np.float32), options=options)
+    return convert
+
+
+def _conv_onnx_ops(body):
+    """A converter written with skl2onnx's algebra (OnnxMax, OnnxMin...): body(x, op, version) -> node."""
+    def converter(scope, operator, container):
+        from skl2onnx.algebra import onnx_ops
+
+        node = body(onnx_ops, operator.inputs[0], operator.raw_operator, container.target_opset)
+        final = onnx_ops.OnnxIdentity(node, op_version=container.target_opset, output_names=operator.outputs[:1])
+        final.add_to(scope, container)
+    return converter
+
+
+def _conv_container(scope, operator, container):
+    """Right: plain container.add_node with initializers, Max then Min."""
+    from onnx import TensorProto
+
+    op = operator.raw_operator
+    lo = scope.get_unique_variable_name("lo")
+    hi = scope.get_unique_variable_name("hi")
+    mid = scope.get_unique_variable_name("above_lo")
+    container.add_initializer(lo, TensorProto.FLOAT, [len(op.lo_)], op.lo_.astype(np.float32).tolist())
+    container.add_initializer(hi, TensorProto.FLOAT, [len(op.hi_)], op.hi_.astype(np.float32).tolist())
+    container.add_node("Max", [operator.inputs[0].full_name, lo], [mid], name=scope.get_unique_operator_name("Max"))
+    container.add_node("Min", [mid, hi], [operator.outputs[0].full_name], name=scope.get_unique_operator_name("Min"))
+
+
+_ALGEBRA_RIGHT = _conv_onnx_ops(lambda ops, x, op, v: ops.OnnxMax(
+    ops.OnnxMin(x, op.hi_.astype(np.float32), op_version=v), op.lo_.astype(np.float32), op_version=v))
+_SCALAR_CLIP = _conv_onnx_ops(lambda ops, x, op, v: ops.OnnxClip(
+    x, np.array(op.lo_.min(), np.float32), np.array(op.hi_.max(), np.float32), op_version=v))
+_ONLY_LOW = _conv_onnx_ops(lambda ops, x, op, v: ops.OnnxMax(x, op.lo_.astype(np.float32), op_version=v))
+_IDENTITY = _conv_onnx_ops(lambda ops, x, op, v: ops.OnnxIdentity(x, op_version=v))
+_SWAPPED = _conv_onnx_ops(lambda ops, x, op, v: ops.OnnxMax(
+    ops.OnnxMin(x, op.lo_.astype(np.float32), op_version=v), op.hi_.astype(np.float32), op_version=v))
+_FIRST_FEATURE = _conv_onnx_ops(lambda ops, x, op, v: ops.OnnxClip(
+    x, np.array(op.lo_[0], np.float32), np.array(op.hi_[0], np.float32), op_version=v))
+_DOUBLE_BOUNDS = _conv_onnx_ops(lambda ops, x, op, v: ops.OnnxMin(
+    ops.OnnxMax(x, op.lo_.astype(np.float64), op_version=v), op.hi_.astype(np.float64), op_version=v))
+_FIXED = np.linspace(-1.0, 1.0, 5).astype(np.float32)
+_HARD_CODED = _conv_onnx_ops(lambda ops, x, op, v: ops.OnnxMin(
+    ops.OnnxMax(x, -_FIXED, op_version=v), _FIXED + 2, op_version=v))
+
+
+# ---------------------------------------------------------------- 10.placement
+
+def _place_per_node(ops, providers, supports, fallback=True):
+    if not fallback and CPU in providers:
+        return None
+    out = []
+    for op in ops:
+        ep = next((p for p in providers if p == CPU or op in supports.get(p, ())), None)
+        if ep is None and not fallback:
+            return None
+        out.append(ep or CPU)
+    return out
+
+
+def _place_sets(ops, providers, supports, fallback=True):
+    usable = [p for p in providers if p == CPU or p in supports]
+    if not fallback and CPU in usable:
+        return None
+    if fallback and CPU not in usable:
+        usable.append(CPU)
+    runs = {p: set(ops) if p == CPU else set(supports[p]) for p in usable}
+    placed = [next((p for p in usable if op in runs[p]), None) for op in ops]
+    return None if None in placed else placed
+
+
+def _first_takes_all(ops, providers, supports, fallback=True):
+    return [providers[0]] * len(ops)
+
+
+def _no_cpu_added(ops, providers, supports, fallback=True):
+    out = []
+    for op in ops:
+        out.append(next((p for p in providers if p == CPU or op in supports.get(p, ())), "none"))
+    return out
+
+
+def _missing_supports_all(ops, providers, supports, fallback=True):
+    if not fallback and CPU in providers:
+        return None
+    out = [next((p for p in providers if p == CPU or op in supports.get(p, ops)), None) for op in ops]
+    if None in out and not fallback:
+        return None
+    return [p or CPU for p in out]
+
+
+def _ignores_fallback(ops, providers, supports, fallback=True):
+    return _place_per_node(ops, providers, supports, True)
+
+
+def _cpu_listed_ok(ops, providers, supports, fallback=True):
+    return _place_per_node(ops, [p for p in providers if p != CPU], supports, fallback)
+
+
+def _cpu_always_last(ops, providers, supports, fallback=True):
+    if not fallback and CPU in providers:
+        return None
+    return _place_per_node(ops, [p for p in providers if p != CPU], supports, fallback)
+
+
+def _last_provider_wins(ops, providers, supports, fallback=True):
+    return _place_per_node(ops, list(reversed(providers)), supports, fallback)
+
+
+# ---------------------------------------------------------------- 10.io_binding
+
+def _ort():
+    import onnxruntime as ort
+
+    return ort
+
+
+def _bound_copy_outputs(session, batches):
+    binding = session.io_binding()
+    binding.bind_output(session.get_outputs()[0].name, "cpu")
+    parts = []
+    for x in batches:
+        binding.bind_cpu_input(session.get_inputs()[0].name, x)
+        session.run_with_iobinding(binding)
+        parts.append(binding.copy_outputs_to_cpu()[0])
+    return np.concatenate(parts)
+
+
+def _bound_update_inplace(session, batches):
+    ort = _ort()
+    x_value = ort.OrtValue.ortvalue_from_numpy(np.ascontiguousarray(batches[0]))
+    n_classes = session.get_outputs()[0].shape[-1]
+    out = ort.OrtValue.ortvalue_from_shape_and_type((len(batches[0]), n_classes), np.float32)
+    binding = session.io_binding()
+    binding.bind_ortvalue_input(session.get_inputs()[0].name, x_value)
+    binding.bind_ortvalue_output(session.get_outputs()[0].name, out)
+    results = []
+    for x in batches:
+        x_value.update_inplace(np.ascontiguousarray(x))
+        session.run_with_iobinding(binding)
+        results.append(np.array(out.numpy()))
+    return np.vstack(results)
+
+
+def _plain_run(session, batches):
+    return np.concatenate([session.run(None, {session.get_inputs()[0].name: x})[0] for x in batches])
+
+
+def _new_binding_each_batch(session, batches):
+    ort = _ort()
+    parts = []
+    for x in batches:
+        binding = session.io_binding()
+        out = ort.OrtValue.ortvalue_from_shape_and_type((len(x), session.get_outputs()[0].shape[1]), np.float32)
+        binding.bind_cpu_input(session.get_inputs()[0].name, x)
+        binding.bind_ortvalue_output(session.get_outputs()[0].name, out)
+        session.run_with_iobinding(binding)
+        parts.append(out.numpy().copy())
+    return np.concatenate(parts)
+
+
+def _bound(copy=True, classes=None, stack=False, last_only=False):
+    def predict_bound(session, batches):
+        ort = _ort()
+        n = classes or session.get_outputs()[0].shape[1]
+        out = ort.OrtValue.ortvalue_from_shape_and_type((len(batches[0]), n), np.float32)
+        binding = session.io_binding()
+        binding.bind_ortvalue_output(session.get_outputs()[0].name, out)
+        parts = []
+        for x in batches:
+            binding.bind_cpu_input(session.get_inputs()[0].name, x)
+            session.run_with_iobinding(binding)
+            parts.append(out.numpy().copy() if copy else out.numpy())
+        if last_only:
+            return parts[-1]
+        return np.stack(parts) if stack else np.concatenate(parts)
+    return predict_bound
+
+
+def _ort_values(session, batches):
+    ort = _ort()
+    out = []
+    for x in batches:
+        res = session.run_with_ort_values(None, {session.get_inputs()[0].name: ort.OrtValue.ortvalue_from_numpy(x)})
+        out.append(res[0].numpy())
+    return np.concatenate(out)
+
+
+CORPUS = {
+    "10.to_onnx": [
+        Right("convert_sklearn, FloatTensorType([None, n]), options keyed by class", answer=_convert_sklearn_by_type),
+        Right("to_onnx with a 3-row sample, zipmap off for every step with predict_proba", answer=_to_onnx_every_step),
+        Wrong("ZipMap kept (default options)", answer=_zipmap_kept),
+        Right("zipmap off keyed by the id of the model itself", answer=_options_on_pipeline),
+        Wrong("float64 sample: a double input", answer=_double_input),
+        Wrong("fixed batch of 1", answer=_fixed_batch),
+        Wrong("only the classifier converted (the scaler left out)", answer=_classifier_only),
+        Wrong("64 features hard-coded", answer=_features_64),
+        Wrong("model[-1] on a model that is not a Pipeline", answer=_assumes_pipeline),
+        Wrong("zipmap='columns': one output per class", answer=_zipmap_columns),
+        Wrong("returns serialized bytes", answer=_returns_bytes),
+    ],
+    "10.custom_converter": [
+        Right("container.add_node with initializers", answer=_custom(_conv_container)),
+        Right("algebra, Min first then Max", answer=_custom(_ALGEBRA_RIGHT)),
+        Wrong("ONNX Clip with scalar bounds (smallest lo_, largest hi_)", answer=_custom(_SCALAR_CLIP)),
+        Wrong("lower bound only", answer=_custom(_ONLY_LOW)),
+        Wrong("no clipping (Identity)", answer=_custom(_IDENTITY)),
+        Wrong("lo_ and hi_ swapped", answer=_custom(_SWAPPED)),
+        Wrong("first feature's bounds for every feature", answer=_custom(_FIRST_FEATURE)),
+        Wrong("bounds as float64", answer=_custom(_DOUBLE_BOUNDS)),
+        Wrong("bounds typed in from one fitted model", answer=_custom(_HARD_CODED)),
+        Wrong("right converter, ZipMap kept", answer=_custom(_conv_container, zipmap=True)),
+    ],
+    "10.placement": [
+        Right("per node: the first listed provider that supports it", answer=_place_per_node),
+        Right("usable providers first, CPU appended", answer=_place_sets),
+        Wrong("the first provider takes every node", answer=_first_takes_all),
+        Wrong("no CPU fallback added", answer=_no_cpu_added),
+        Wrong("a provider missing from the build supports everything", answer=_missing_supports_all),
+        Wrong("fallback flag ignored", answer=_ignores_fallback),
+        Wrong("CPU listed with fallback off accepted", answer=_cpu_listed_ok),
+        Wrong("CPU always treated as last", answer=_cpu_always_last),
+        Wrong("the last listed provider wins", answer=_last_provider_wins),
+    ],
+    "10.io_binding": [
+        Right("bind_output('cpu') once, copy_outputs_to_cpu", answer=_bound_copy_outputs),
+        Right("input OrtValue updated in place, output OrtValue", answer=_bound_update_inplace),
+        Wrong("session.run per batch", answer=_plain_run),
+        Wrong("new binding and output each batch", answer=_new_binding_each_batch),
+        Wrong("out.numpy() kept without a copy", answer=_bound(copy=False)),
+        Wrong("10 classes hard-coded", answer=_bound(classes=10)),
+        Wrong("stacked per batch (3-D)", answer=_bound(stack=True)),
+        Wrong("last batch only", answer=_bound(last_only=True)),
+        Wrong("run_with_ort_values instead of a binding", answer=_ort_values),
+    ],
+}
