@@ -125,7 +125,7 @@ def _to_onnx_cases(seed: int) -> list[tuple]:
     return _model_cases(_to_onnx_data(seed))
 
 
-@judge("10.to_onnx", cases=_to_onnx_cases, tests=TO_ONNX_TESTS, behaviour=TO_ONNX_TESTS)
+@judge("10.to_onnx", cases=_to_onnx_cases, tests=TO_ONNX_TESTS, skill=TO_ONNX_TESTS)
 def _to_onnx(outputs, seed):
     yield from _judge_models(TO_ONNX_TESTS, _to_onnx_data(seed), outputs)
 
@@ -144,7 +144,7 @@ def _custom_cases(seed: int) -> list[tuple]:
     return _model_cases(_custom_data(seed))
 
 
-@judge("10.custom_converter", cases=_custom_cases, tests=CUSTOM_TESTS, behaviour=CUSTOM_TESTS)
+@judge("10.custom_converter", cases=_custom_cases, tests=CUSTOM_TESTS, skill=CUSTOM_TESTS)
 def _custom(outputs, seed):
     yield from _judge_models(CUSTOM_TESTS, _custom_data(seed), outputs)
 
@@ -226,7 +226,7 @@ def _placement_cases(seed: int) -> list[tuple]:
 PLACEMENT_TESTS = tuple(c[0] for c in _FIXED_PLACEMENT) + tuple(f"random machine {i + 1}" for i in range(3))
 
 
-@judge("10.placement", cases=_placement_cases, tests=PLACEMENT_TESTS, behaviour=PLACEMENT_TESTS)
+@judge("10.placement", cases=_placement_cases, tests=PLACEMENT_TESTS, skill=PLACEMENT_TESTS)
 def _placement(outputs, seed):
     for (name, ops, providers, supports, fallback), got in zip(_placement_data(seed), outputs):
         want = placement_reference(ops, providers, supports, fallback)
@@ -297,7 +297,7 @@ def _bind_cases(seed: int) -> list[tuple]:
     return [(Make("labkit.exercises.l10:bound_session", (model,)), batches) for model, batches in _bind_data(seed)]
 
 
-@judge("10.io_binding", cases=_bind_cases, tests=BIND_TESTS, behaviour=BIND_TESTS)
+@judge("10.io_binding", cases=_bind_cases, tests=BIND_TESTS, skill=BIND_TESTS)
 def _io_binding(outputs, seed):
     for name, (model, batches), got in zip(BIND_TESTS, _bind_data(seed), outputs):
         sess = ort_session(model)

@@ -14,28 +14,33 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from ..checks.registry import Question, declare, quiz
 
 declare("10.to_onnx", title="A scikit-learn model to ONNX, probabilities as an array", points=3, kind="function",
-        hint="skl2onnx.to_onnx(model, X) with X a float32 array of shape (1, n_features) gives a symbolic batch. "
-             "Turn ZipMap off for the classifier only: options={id(classifier): {'zipmap': False}}, where the "
-             "classifier is the last step of a Pipeline (model[-1]) or the model itself when it is not a Pipeline.")
+        hint=["A converter needs the type and shape of the input (float32, with a batch dimension left open), "
+              "and a classifier's default output is a list of dicts, not an array: ask the converter for plain "
+              "probabilities.",
+              "skl2onnx.to_onnx(model, X_sample) reads the input type from a sample; its `options=` argument, keyed "
+              "by id() of the classifier step, turns ZipMap off."])
 
 declare("10.custom_converter", title="A converter for a transformer skl2onnx does not know", points=3,
         kind="function",
-        hint="Register PerFeatureClip once with update_registered_converter(PerFeatureClip, alias, shape_calculator, "
-             "converter). The shape calculator copies the input type to the output; the converter reads lo_ and "
-             "hi_ from operator.raw_operator. ONNX Clip takes scalar bounds only: per-feature bounds need Max with "
-             "lo_ then Min with hi_ (both broadcast over rows).")
+        hint=["skl2onnx knows a class only once it is registered with two functions: one that says the output's "
+              "type and shape, one that writes the ONNX nodes. Per-feature bounds are a vector, which ONNX's Clip "
+              "does not take.",
+              "skl2onnx's update_registered_converter; read the fitted attributes from operator.raw_operator; "
+              "elementwise Max and Min broadcast a vector over rows."])
 
 declare("10.placement", title="Predict which provider runs each node", points=2, kind="function",
-        hint="Go through the providers in their order; each takes every node it supports that no provider before "
-             "it took. A provider missing from `supports` is not in this build: skip it. The nodes left go to "
-             "the CPU provider, unless fallback is off; then ORT refuses the session (return None), and it also "
-             "refuses when CPUExecutionProvider is listed explicitly with fallback off.")
+        hint=["ONNX Runtime offers the graph to the providers in the order you list them: each one claims the "
+              "nodes it supports that no earlier one claimed; what is left falls back to the CPU provider, unless "
+              "fallback is switched off.",
+              "A provider this build does not have is skipped; with session.disable_cpu_ep_fallback set, a node "
+              "left for the CPU makes session creation fail (answer None)."])
 
 declare("10.io_binding", title="A loop that allocates nothing new", points=3, kind="function",
-        hint="Make one binding with session.io_binding() before the loop, and one output OrtValue of shape "
-             "(batch rows, classes) with OrtValue.ortvalue_from_shape_and_type; bind it with bind_ortvalue_output. "
-             "In the loop: bind_cpu_input, run_with_iobinding, then copy the output: out.numpy() is a view of the bound "
-             "buffer, which the next run overwrites (np.copy it, or write it into a result array).")
+        hint=["Allocate once, outside the loop: bind the output to a buffer you created, and inside the loop only "
+              "change the input and run. An OrtValue's numpy() is a view of the bound buffer, which the next run "
+              "overwrites.",
+              "session.io_binding(), OrtValue.ortvalue_from_shape_and_type, bind_ortvalue_output, bind_cpu_input, "
+              "run_with_iobinding."])
 
 quiz("10.quiz", title="Beyond PyTorch", points=5, questions=[
     Question("q1", "skl2onnx's default classifier output 'output_probability' arrives in Python as a list of dicts. Why?",
