@@ -270,6 +270,7 @@ def serve(sandboxed: bool, keep: frozenset[str], plan: dict) -> None:
         names = [t.name for t in threading.enumerate()]
         sys.exit(f"labkit kernel server: the warm-up left {threads()} threads running ({', '.join(names)}); "
                  "cannot fork safely")
+    baseline = _visible_tmp()  # what the warm-up itself left in /tmp (torch, matplotlib caches)
     out = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # stray prints cannot corrupt the protocol
     out.write(json.dumps({"ready": True, "pid": os.getpid()}) + "\n")
@@ -288,12 +289,25 @@ def serve(sandboxed: bool, keep: frozenset[str], plan: dict) -> None:
         elif req.get("op") == "clean":  # kernels sharing the server's /tmp (no root grader)
             left = sum(_empty(d, keep) for d in ("/tmp", "/dev/shm")) if sandboxed else 0
             out.write(json.dumps({"left": left}) + "\n")
-        elif req.get("op") == "check":  # the server's own health and what is visible to it
-            left = sum(len([n for n in os.listdir(d) if os.path.join(d, n) not in keep
-                            and not any(k.startswith(os.path.join(d, n) + os.sep) for k in keep)])
-                       for d in ("/tmp", "/dev/shm")) if sandboxed else 0
+        elif req.get("op") == "check":  # the server's own health: its /tmp and /dev/shm as after warm-up
+            left = len(_visible_tmp() ^ baseline) if sandboxed else 0
             out.write(json.dumps({"threads": threads(), "left": left, "ipc": _ipc_objects() if sandboxed else 0,
                                   "uid": os.getuid()}) + "\n")
+
+
+def _visible_tmp() -> set[str]:
+    """Everything in the server's /tmp and /dev/shm (two levels deep)."""
+    seen = set()
+    for d in ("/tmp", "/dev/shm"):
+        try:
+            for n in os.listdir(d):
+                seen.add(os.path.join(d, n))
+                p = os.path.join(d, n)
+                if os.path.isdir(p) and not os.path.islink(p):
+                    seen.update(os.path.join(p, m) for m in os.listdir(p)[:1000])
+        except OSError:
+            seen.add(f"{d}: unreadable")
+    return seen
 
 
 def _reap() -> None:
@@ -476,23 +490,29 @@ class KernelServer:
         and the slot before the next submission. True when verified clean."""
         from .. import sandbox
 
-        ok = False
+        why: list[str] = []
         try:
-            ok = self.kill_others()
-            if self.uid is not None:
-                ok = ok and not sandbox.uid_tasks(self.uid, live_only=True)
+            if not self.kill_others():
+                why.append("a process of the submission would not die")
+            if self.uid is not None and sandbox.uid_tasks(self.uid, live_only=True):
+                why.append(f"a process of uid {self.uid} is left")
             if self.mount is not None:
                 for name in os.listdir(self.mount):
                     sandbox.remove_tree(self.mount / name, max_entries=CLEAN_ENTRIES, max_seconds=CLEAN_SECONDS)
-                ok = ok and not os.listdir(self.mount)
+                if os.listdir(self.mount):
+                    why.append("the slot could not be emptied")
             if self.alive():
-                if not self.isolate:
-                    ok = ok and self._ask({"op": "clean"}).get("left") == 0
+                if not self.isolate and self._ask({"op": "clean"}).get("left") != 0:
+                    why.append("the server's /tmp could not be emptied")
                 health = self._ask({"op": "check"})
-                ok = ok and health == {"threads": 1, "left": 0, "ipc": 0, "uid": health.get("uid")} and \
-                    (health["uid"] == 0 or not self.isolate) and self.alive()
-        except (ServerError, OSError, ValueError):
-            ok = False
+                if health != {"threads": 1, "left": 0, "ipc": 0, "uid": health.get("uid")} or \
+                        (self.isolate and health["uid"] != 0) or not self.alive():
+                    why.append(f"the server is not as it started: {health}")
+        except (ServerError, OSError, ValueError) as e:
+            why.append(f"the check failed: {e}")
+        ok = not why
+        if why:
+            self.note("replacing the kernel server: " + "; ".join(why))
         if self.claim is not None and (self.uid is None or not sandbox.uid_tasks(self.uid)):
             self.claim.release()
         self.claim, self.uid, self.work, self.conns = None, None, None, []
@@ -502,6 +522,14 @@ class KernelServer:
             self._discard_mount()
             self.verified = True  # a new server and slot: nothing of the submission can reach them
         return ok
+
+    def note(self, text: str) -> None:
+        """One line in the server's log (the worker's folder, never a kernel's)."""
+        try:
+            with open(self.log, "a") as f:
+                f.write(f"labkit worker: {text}\n")
+        except OSError:
+            pass
 
     def close(self) -> None:
         """The worker is done: the server stopped, the slot thrown away."""
