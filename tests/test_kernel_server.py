@@ -304,3 +304,22 @@ def test_warm_plan_follows_what_the_lesson_imports():
     assert plan["export"] and plan["modules"][:3] == ["matplotlib.pyplot", "torch", "torch.onnx"]
     assert forkserver.warm_plan(["import os, torch.nn as nn  # a comment"])["modules"][0] == "torch"
     assert "onnxruntime" not in str(forkserver.warm_plan(["import onnxruntime as ort"]))  # starts a thread
+
+
+def test_the_clients_sockets_are_bounded(tmp_path):
+    """The bound is on the sockets the worker's kernel clients really use (issue 20: it was set on a
+    context they never used)."""
+    import zmq
+    from jupyter_client.asynchronous import AsyncKernelClient
+
+    from labkit.grading.run import MAX_MESSAGE_BYTES, MAX_QUEUED, bounded_context
+
+    kc = AsyncKernelClient(context=bounded_context())
+    kc.load_connection_info({"transport": "ipc", "ip": str(tmp_path / "k"), "shell_port": 1, "iopub_port": 2,
+                             "stdin_port": 3, "control_port": 4, "hb_port": 5, "key": "x", "signature_scheme": "hmac-sha256"})
+    for sock in (kc.connect_iopub(), kc.connect_shell(), kc.connect_control()):
+        try:
+            assert sock.getsockopt(zmq.MAXMSGSIZE) == MAX_MESSAGE_BYTES
+            assert sock.getsockopt(zmq.RCVHWM) == MAX_QUEUED
+        finally:
+            sock.close(linger=0)
