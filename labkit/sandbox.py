@@ -533,7 +533,8 @@ def remove_tree(path: str | os.PathLike, max_entries: int | None = None, max_sec
                 return False
         stack.append((top, name))
         while stack:
-            if (deadline is not None and time.monotonic() > deadline) or (max_entries is not None and count > max_entries):
+            if (deadline is not None and time.monotonic() > deadline) or \
+                    (max_entries is not None and count > max_entries):
                 return False
             fd = stack[-1][0]
             try:

@@ -316,7 +316,8 @@ def test_the_clients_sockets_are_bounded(tmp_path):
 
     kc = AsyncKernelClient(context=bounded_context())
     kc.load_connection_info({"transport": "ipc", "ip": str(tmp_path / "k"), "shell_port": 1, "iopub_port": 2,
-                             "stdin_port": 3, "control_port": 4, "hb_port": 5, "key": "x", "signature_scheme": "hmac-sha256"})
+                             "stdin_port": 3, "control_port": 4, "hb_port": 5, "key": "x",
+                             "signature_scheme": "hmac-sha256"})
     for sock in (kc.connect_iopub(), kc.connect_shell(), kc.connect_control()):
         try:
             assert sock.getsockopt(zmq.MAXMSGSIZE) == MAX_MESSAGE_BYTES

@@ -377,8 +377,9 @@ def _run_pool(opts: Options, lesson: Lesson, protection: Protection, todo: list,
                                                    "answer_problems": res.get("problems", []),
                                                    "cells": res.get("events", [])})
                 if res.get("verified"):  # only a verdict from a verified-clean start is reused
-                    cache.put(key, {"results": res["results"], "protection": protection.mode, "seconds": res.get("seconds"),
-                                    "cells": res.get("events", []), "submission_sha256": s.sha})
+                    cache.put(key, {"results": res["results"], "protection": protection.mode,
+                                    "seconds": res.get("seconds"), "cells": res.get("events", []),
+                                    "submission_sha256": s.sha})
             records[s.student] = keep_other_exercises(records[s.student], (previous or {}).get(s.student),
                                                       opts.exercises)
             write_student(out, records[s.student])
