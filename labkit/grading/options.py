@@ -110,7 +110,7 @@ def decide_protection(no_sandbox: bool) -> Protection:
     enforced, how = sandbox.process_limit()
     limits = f"resource limits (address space, processes via {how}, file size, no core dumps)"
     if usable:
-        who = "an unprivileged uid per worker" if os.geteuid() == 0 else "this unprivileged user"
+        who = "a fresh unprivileged uid, namespaces, /tmp and folder per submission" if os.geteuid() == 0 else "this unprivileged user"
         return Protection("sandbox", f"bubblewrap sandbox (only the Python environment, learner-side labkit, "
                                      f"verified course data and its own folder visible; private /tmp, no network, "
                                      f"own PID namespace; {who}) + {limits}")
