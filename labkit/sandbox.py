@@ -143,13 +143,16 @@ def _under(path: Path, parent: Path) -> bool:
 
 
 def bwrap_args(workdir: Path, visible: list[Path], hidden: list[Path] = (), uid: int | None = None,
-               tmp_size: int = 512 << 20) -> list[str]:
+               tmp_size: int = 512 << 20, server: bool = False) -> list[str]:
     """The bwrap prefix: an empty root with only the system (/usr, /etc...), the `visible` folders
     (read-only: Python, learner-side labkit, test inputs, course data) and `workdir` (writable);
     `hidden` folders inside a visible one become empty. Private /tmp, no network, own PIDs, no /run.
 
     With `uid` (a root grader), the command runs as that unprivileged uid: bwrap keeps only
-    CAP_SETUID/CAP_SETGID, and `setpriv` drops to `uid` with no capabilities and no new privileges."""
+    CAP_SETUID/CAP_SETGID, and `setpriv` drops to `uid` with no capabilities and no new privileges.
+    With `server` (a root grader's kernel server), the command keeps uid 0 with only CAP_SETUID,
+    CAP_SETGID and CAP_SYS_ADMIN: what each forked kernel needs to get its own mount and IPC
+    namespaces, fresh /tmp and /dev/shm, and its own uid, before it drops every capability."""
     args = [bwrap_path() or "bwrap", "--dev", "/dev", "--proc", "/proc",
             "--perms", "1777", "--size", str(tmp_size), "--tmpfs", "/tmp",
             "--perms", "1777", "--size", str(tmp_size), "--tmpfs", "/dev/shm"]  # writable, like a real /tmp
@@ -175,7 +178,9 @@ def bwrap_args(workdir: Path, visible: list[Path], hidden: list[Path] = (), uid:
              "--die-with-parent", "--new-session", "--chdir", str(workdir)]
     if os.geteuid() == 0:  # bwrap run by root keeps every capability unless told
         args += ["--cap-drop", "ALL"]
-        if uid is not None:
+        if server:
+            args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SYS_ADMIN"]
+        elif uid is not None:
             args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--",
                      shutil.which("setpriv") or "/usr/bin/setpriv", f"--reuid={uid}", f"--regid={uid}",
                      "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs"]
@@ -192,6 +197,55 @@ def launcher_args(limits: dict, cgroup: str | None = None) -> list[str]:
     """The launcher prefix: `python -I -S sandbox.py SPEC --` (run outside bwrap, before it)."""
     spec = json.dumps({"limits": limits, "cgroup": cgroup})
     return [sys.executable, "-I", "-S", os.path.abspath(__file__), spec, "--"]
+
+
+CLONE_NEWNS, CLONE_NEWIPC = 0x00020000, 0x08000000
+MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 2, 4, 1 << 14, 1 << 18
+MNT_DETACH = 2
+
+
+def _libc():
+    import ctypes
+
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def unshare(flags: int) -> None:
+    """unshare(2); OSError when refused."""
+    import ctypes
+
+    if _libc().unshare(flags) != 0:
+        e = ctypes.get_errno()
+        raise OSError(e, f"unshare: {os.strerror(e)}")
+
+
+def mount(source: str, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
+    """mount(2); OSError when refused."""
+    import ctypes
+
+    r = _libc().mount(source.encode(), target.encode(), fstype.encode() if fstype else None, flags,
+                      data.encode() if data else None)
+    if r != 0:
+        e = ctypes.get_errno()
+        raise OSError(e, f"mount {target}: {os.strerror(e)}")
+
+
+def umount(target: str) -> bool:
+    """Detach the mount at `target` (lazily); True when done."""
+    return _libc().umount2(target.encode(), MNT_DETACH) == 0
+
+
+def private_mounts() -> bool:
+    """This process gets its own mount namespace, nothing propagating to or from the machine's (a root
+    grading worker: its slots are tmpfs mounts that vanish with it). Needs root and one thread."""
+    if os.geteuid() != 0 or not sys.platform.startswith("linux"):
+        return False
+    try:
+        unshare(CLONE_NEWNS)
+        mount("none", "/", None, MS_REC | MS_PRIVATE)
+        return True
+    except OSError:
+        return False
 
 
 def make_subreaper() -> bool:
@@ -343,6 +397,226 @@ def _reap(pids) -> None:
             os.waitpid(pid, os.WNOHANG)
         except (ChildProcessError, OSError):
             pass
+
+
+def _uids(pid: str) -> set[int]:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("Uid:"):
+                    return {int(x) for x in line.split()[1:]}
+    except (OSError, ValueError):
+        pass
+    return set()
+
+
+def uid_tasks(uid: int, live_only: bool = False) -> list[int]:
+    """Every process (thread group) with `uid` among its uids, zombies included: a zombie leader
+    whose other threads still run (its main thread left with the raw `exit` system call) counts.
+    With `live_only`, only groups with a task that is not a zombie."""
+    out = []
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
+        if entry.isdigit() and uid in _uids(entry):
+            if live_only and not _has_live_task(entry):
+                continue
+            out.append(int(entry))
+    return out
+
+
+def _has_live_task(pid: str) -> bool:
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return False
+    for t in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{t}/stat", "rb") as f:
+                stat = f.read().decode(errors="replace")
+            if stat[stat.rindex(")") + 2:].split()[0] not in "ZX":
+                return True
+        except (OSError, ValueError, IndexError):
+            continue
+    return False
+
+
+def kill_uid(uid: int, rounds: int = 500) -> bool:
+    """SIGKILL every process of `uid` (zombie leaders included: the signal reaches their live
+    threads) until none has a live task. True when none is left."""
+    if uid in (0, os.getuid()):
+        raise ValueError(f"refusing to kill every process of uid {uid}")
+    for _ in range(rounds):
+        victims = uid_tasks(uid)
+        live = [p for p in victims if _has_live_task(str(p))]
+        if not live:
+            return True
+        for pid in victims:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        _reap(victims)
+        time.sleep(0.005)
+    return not uid_tasks(uid, live_only=True)
+
+
+#: where a root grader's uid claims live (flock'ed files; machine-wide, never visible to a kernel)
+UID_LOCKS = "/run/labkit-grade-uids"
+UID_RANGE = 1 << 30
+
+
+class UidClaim:
+    """A fresh unprivileged uid for one submission, claimed machine-wide (an flock'ed file per uid,
+    so no other worker or concurrent grader can hold the same uid) and free (no process has it)."""
+
+    def __init__(self, uid: int, fd: int, path: str):
+        self.uid, self.fd, self.path = uid, fd, path
+
+    @classmethod
+    def claim(cls, base: int = KERNEL_UID_BASE) -> "UidClaim":
+        import fcntl
+        import random
+
+        folder = UID_LOCKS if os.path.isdir(os.path.dirname(UID_LOCKS)) else os.path.join("/tmp", "labkit-grade-uids")
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        rng = random.SystemRandom()
+        for _ in range(100):
+            uid = base + rng.randrange(UID_RANGE)
+            path = os.path.join(folder, str(uid))
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                if os.fstat(fd).st_ino != os.stat(path, follow_symlinks=False).st_ino:
+                    raise OSError("lock file replaced")
+            except OSError:
+                os.close(fd)
+                continue
+            if uid_tasks(uid):  # left by a grader that was killed outright: not free
+                os.close(fd)
+                continue
+            return cls(uid, fd, path)
+        raise OSError("could not claim a free uid for a kernel")
+
+    def release(self) -> None:
+        """Give the uid back (only once no process of it is left)."""
+        if self.fd < 0:
+            return
+        try:
+            os.unlink(self.path)
+        except OSError:
+            pass
+        os.close(self.fd)
+        self.fd = -1
+
+
+def remove_tree(path: str | os.PathLike, max_entries: int | None = None, max_seconds: float | None = None) -> bool:
+    """Remove `path` and everything below it without following a link or leaving the folder, for
+    any depth, names, permissions, fifos and sockets: iterative, file-descriptor based (openat with
+    O_NOFOLLOW, unlinkat), at most a few dozen descriptors however deep the tree (deeper folders are
+    moved up first). Bounded by `max_entries` and `max_seconds` when given. True when `path` is gone.
+    Never raises for what is inside the tree. `path` itself must be reachable through trusted folders."""
+    path = os.path.abspath(os.fspath(path))
+    parent, name = os.path.split(path)
+    deadline = None if max_seconds is None else time.monotonic() + max_seconds
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        pfd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return not os.path.lexists(path)
+    stack: list[tuple[int, str]] = []   # (fd of a folder, its name in the folder above)
+    count, moved, root = 0, 0, os.geteuid() == 0
+    try:
+        try:
+            top = os.open(name, flags, dir_fd=pfd)
+        except FileNotFoundError:
+            return True
+        except OSError:  # a link, a file, or a folder we may not read
+            done = _remove_entry(pfd, name, root)
+            if done is not None:
+                return done
+            try:
+                top = os.open(name, flags, dir_fd=pfd)
+            except OSError:
+                return False
+        stack.append((top, name))
+        while stack:
+            if (deadline is not None and time.monotonic() > deadline) or \
+                    (max_entries is not None and count > max_entries):
+                return False
+            fd = stack[-1][0]
+            try:
+                with os.scandir(fd) as it:
+                    names = [e.name for _, e in zip(range(1000), it)]
+            except OSError:
+                names = []
+            descended = False
+            for n in names:
+                count += 1
+                try:
+                    sub = os.open(n, flags, dir_fd=fd)
+                except FileNotFoundError:
+                    continue
+                except OSError:
+                    done = _remove_entry(fd, n, root)
+                    if done is None:  # a folder of ours made readable: open it again
+                        try:
+                            sub = os.open(n, flags, dir_fd=fd)
+                        except OSError:
+                            return False
+                    elif not done:
+                        return False
+                    else:
+                        continue
+                if len(stack) >= 32:  # too deep for one descriptor per level: move it to the top
+                    os.close(sub)
+                    moved += 1
+                    try:
+                        os.rename(n, f".deep{moved}-{os.getpid()}", src_dir_fd=fd, dst_dir_fd=stack[0][0])
+                    except OSError:
+                        return False
+                    continue
+                stack.append((sub, n))
+                descended = True
+                break
+            if descended or names:
+                continue
+            fd, n = stack.pop()
+            os.close(fd)
+            try:
+                os.rmdir(n, dir_fd=stack[-1][0] if stack else pfd)
+            except FileNotFoundError:
+                pass
+            except OSError:
+                return False
+        return True
+    finally:
+        for fd, _ in stack:
+            os.close(fd)
+        os.close(pfd)
+
+
+def _remove_entry(dir_fd: int, name: str, root: bool) -> bool | None:
+    """Remove a non-folder entry: True when gone, False when it cannot be; None for a folder of our
+    own uid that we could not read and made readable (the caller opens it again)."""
+    import stat as _stat
+
+    try:
+        os.unlink(name, dir_fd=dir_fd)
+        return True
+    except FileNotFoundError:
+        return True
+    except IsADirectoryError:
+        pass
+    except OSError:
+        return False
+    if root:  # root reads any folder: an unreadable one is something else
+        return False
+    try:
+        if _stat.S_ISDIR(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode):
+            os.chmod(name, 0o700, dir_fd=dir_fd)
+            return None
+    except OSError:
+        pass
+    return False
 
 
 def user_task_count() -> int:

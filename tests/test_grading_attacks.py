@@ -326,3 +326,190 @@ def test_forged_cache_entry_is_ignored(hostile):
     assert json.loads((hostile["out"] / "students" / "solution" / "results.json").read_text()).get("cached")
     g = grades(hostile["out"])
     assert _pts(g, "blank", "01.quiz") == 0 and g[("forger", "01.quiz")]["status"] != "passed"
+
+
+# ---------------------------------------------------------------- issue 20: one learner, the next one
+
+ISSUE20_MARK = f"lkz{os.getpid() % 100000}"   # the survivor thread's name (comm)
+SYS_EXIT = {"x86_64": 60, "aarch64": 93}.get(os.uname().machine, 60)
+# a child whose main thread leaves with the raw exit system call (a zombie) while a thread of it lives
+# on, killing every process it can see (the next learner's kernels, in the old grader)
+ZOMBIE = f'''
+import ctypes, os, signal, threading, time
+if os.fork() == 0:
+    def _lurk():
+        ctypes.CDLL(None).prctl(15, b"{ISSUE20_MARK}", 0, 0, 0)
+        end = time.time() + 240
+        while time.time() < end:
+            for p in os.listdir("/proc"):
+                if p.isdigit() and int(p) != os.getpid():
+                    try:
+                        os.kill(int(p), signal.SIGKILL)
+                    except Exception:
+                        pass
+            time.sleep(0.05)
+    threading.Thread(target=_lurk).start()
+    time.sleep(0.3)
+    ctypes.CDLL(None).syscall({SYS_EXIT}, 0)
+time.sleep(1)
+'''
+# every channel the old grader left between submissions: System V shm, xattrs, files, deep trees, links
+PLANT = '''
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+libc.shmat.restype = ctypes.c_void_p
+_shm = libc.shmget(0x1DEA20, 4096, 0o1000 | 0o666)
+ctypes.memmove(libc.shmat(_shm, None, 0), b"SECRET", 6)
+for _d in (os.path.expanduser("~"), "/tmp", "/dev/shm", os.path.dirname(os.path.expanduser("~"))):
+    try:
+        os.setxattr(_d, "user.lk20", b"SECRET")
+    except OSError:
+        pass
+    try:
+        open(os.path.join(_d, "lk20_left"), "w").write("SECRET")
+    except OSError:
+        pass
+for _top in (os.path.expanduser("~"), "/tmp", "/dev/shm"):
+    os.chdir(_top)
+    os.makedirs("deep", exist_ok=True)
+    os.chdir("deep")
+    for _ in range(1500):
+        os.mkdir("a")
+        os.chdir("a")
+    os.chdir(_top)
+    os.chmod("deep", 0)
+for _name in ("escape", "tmp/escape"):
+    try:
+        os.symlink(TARGET, os.path.join(os.path.expanduser("~"), _name))
+    except OSError:
+        pass
+os.chdir(os.path.expanduser("~"))
+'''
+REPORT = '''
+import ctypes, json, os
+def _found():
+    libc = ctypes.CDLL(None, use_errno=True)
+    out = {"shm": libc.shmget(0x1DEA20, 0, 0) != -1, "xattr": [], "files": [], "uid": os.getuid()}
+    for d in (os.path.expanduser("~"), "/tmp", "/dev/shm", os.path.dirname(os.path.expanduser("~"))):
+        try:
+            if "user.lk20" in os.listxattr(d):
+                out["xattr"].append(d)
+        except OSError:
+            pass
+        try:
+            out["files"] += [os.path.join(d, n) for n in os.listdir(d) if n in ("lk20_left", "deep", "escape")]
+        except OSError:
+            pass
+    return out
+FOUND = _found()
+def model_versions(model_bytes):
+    return {"ir_version": json.dumps(FOUND).encode().hex(), "opset": 0}
+'''
+# a record far over every reader's limit: the judge quotes the answer (5 MB) in its message
+BIG = "def model_versions(model_bytes):\n    return {'ir_version': 'word ' * 1_200_000, 'opset': 0}\n"
+
+
+def _survivors() -> list[int]:
+    out = []
+    for d in Path("/proc").glob("[0-9]*/task/*/comm"):
+        try:
+            if d.read_text().strip() == ISSUE20_MARK:
+                out.append(int(d.parts[2]))
+        except OSError:
+            pass
+    return out
+
+
+def _found(g, student) -> dict:
+    msg = g[(student, "01.versions")]["message"]
+    start = msg.index("'ir_version': '") + len("'ir_version': '")
+    return json.loads(bytes.fromhex(msg[start:msg.index("'", start)]))
+
+
+@pytest.fixture(scope="module")
+def next_learner(tmp_path_factory):
+    """One worker (--jobs 1): each attacker is followed by an honest learner or a spy."""
+    if not sandbox.bwrap_status()[0]:
+        pytest.skip("bubblewrap is not usable here: " + sandbox.bwrap_status()[1])
+    target = tmp_path_factory.mktemp("outside")  # root-owned, 0755, outside every sandbox
+    os.chmod(target, 0o755)
+    (target / "keep.txt").write_text("keep")
+    subs = tmp_path_factory.mktemp("class20")
+    solution = _nb(SOLUTION)
+    plan = {"a_planter": {"01.versions": f"TARGET = {str(target)!r}\n" + PLANT + REPORT},
+            "b_spy": {"01.versions": REPORT},
+            "c_honest": {},
+            "d_zombie": {"01.sigmoid_model": ZOMBIE + "sigmoid_model = None\n"},
+            "e_honest": {},
+            "f_big": {"01.versions": BIG},
+            "g_honest": {}}
+    for name, answers in plan.items():
+        (subs / f"{name}.ipynb").write_text(json.dumps(with_answers(SOLUTION, answers) if answers else solution))
+    out = tmp_path_factory.mktemp("grading20") / "out"
+    t0 = time.monotonic()
+    proc = subprocess.run(LABKIT + ["grade", "01", str(subs), "--out", str(out), "--jobs", "1", "--timeout", "60",
+                                    "--no-progress"], capture_output=True, text=True, cwd=ROOT, timeout=1200)
+    yield {"proc": proc, "out": out, "subs": subs, "target": target, "seconds": time.monotonic() - t0,
+           "grades": grades(out) if (out / "grades.csv").is_file() else {}}
+    for pid in _survivors():
+        os.kill(pid, 9)
+
+
+def test_next_learner_gets_full_marks_after_each_attack(next_learner):
+    proc, g = next_learner["proc"], next_learner["grades"]
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr
+    assert {s for s, _ in g} == {p.stem for p in next_learner["subs"].iterdir()}
+    for honest in ("c_honest", "e_honest", "g_honest"):
+        for ex in EXERCISES:
+            assert g[(honest, ex)]["status"] == "passed", g[(honest, ex)]
+    for ex in ("01.sigmoid_model", "01.run_both", "01.quiz"):  # the spy's own answers are the solution's
+        assert g[("b_spy", ex)]["status"] == "passed", g[("b_spy", ex)]
+
+
+def test_no_channel_reaches_the_next_learner(next_learner):
+    """Shared memory, xattrs, files, deep folders and links planted by one are not seen by the next."""
+    g = next_learner["grades"]
+    planted, seen = _found(g, "a_planter"), _found(g, "b_spy")
+    assert planted["shm"] and planted["files"], planted  # the planter saw its own plants
+    assert seen == {"shm": False, "xattr": [], "files": [], "uid": seen["uid"]}, seen
+    assert seen["uid"] != planted["uid"] and 0 not in (seen["uid"], planted["uid"])  # a fresh uid each
+
+
+def test_root_side_followed_no_link(next_learner):
+    target = next_learner["target"]
+    st = target.stat()
+    assert (st.st_mode & 0o777, st.st_uid) == (0o755, os.getuid())
+    assert (target / "keep.txt").read_text() == "keep"
+
+
+def test_oversized_record_is_cut_and_readable(next_learner):
+    from labkit.grading.results import MAX_RESULTS_BYTES, load_run
+
+    out = next_learner["out"]
+    path = out / "students" / "f_big" / "results.json"
+    assert path.stat().st_size < MAX_RESULTS_BYTES // 4
+    assert next_learner["grades"][("f_big", "01.versions")]["status"] != "passed"
+    assert len(load_run(out).learners) == len(list(next_learner["subs"].iterdir()))
+    assert max(len(r["message"]) for r in next_learner["grades"].values()) <= 2000
+
+
+def test_nothing_of_the_attackers_survives(next_learner):
+    time.sleep(0.5)
+    assert not _survivors(), "a thread of a zombie process outlived grading"
+    assert not [r for r in Path("/tmp").glob("labkit-grade-*") if (r / "owner.pid").is_file()
+                and not Path(f"/proc/{(r / 'owner.pid').read_text().strip()}").exists()]
+    locks = Path(sandbox.UID_LOCKS)
+    assert not (locks.is_dir() and any(p.name.isdigit() and sandbox.uid_tasks(int(p.name), live_only=True)
+                                       for p in locks.iterdir()))
+
+
+def test_zombie_verdicts_are_cached_only_when_right(next_learner, tmp_path):
+    """Re-running reuses the honest learners' verdicts (full marks), and the next batch is clean."""
+    proc = subprocess.run(LABKIT + ["grade", "01", str(next_learner["subs"]), "--out", str(next_learner["out"]),
+                                    "--jobs", "1", "--timeout", "60", "--no-progress"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=1200)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    g = grades(next_learner["out"])
+    for honest in ("c_honest", "e_honest", "g_honest"):
+        assert all(g[(honest, ex)]["status"] == "passed" for ex in EXERCISES), honest

@@ -48,16 +48,91 @@ def test_empty_spares_mounted_folders_and_the_way_to_them(tmp_path):
     assert Path("/etc/passwd").is_file()
 
 
-def test_slot_is_wiped_and_prepared(tmp_path):
-    spec = type("Spec", (), {"uid": None})()
+def test_each_submission_gets_a_fresh_folder_and_nothing_is_left(tmp_path):
+    spec = type("Spec", (), {"uid": None, "bwrap": False})()
     server = forkserver.KernelServer(spec, tmp_path / "slot7")
-    server.prepare_slot()
-    (server.slot / "answers" / "01.quiz").mkdir()
-    (server.slot / ".hidden").write_text("x")
-    server._wipe_slot()
-    server.prepare_slot()
-    assert sorted(p.name for p in server.slot.iterdir()) == ["answers", "tmp"]
-    assert not any((server.slot / "answers").iterdir())
+    first = server.begin()
+    (first / "answers" / "01.quiz").mkdir()
+    (first / ".hidden").write_text("x")
+    assert server.end()
+    second = server.begin()
+    assert second != first and not first.exists()
+    assert sorted(p.name for p in second.iterdir()) == ["answers", "tmp"]
+    assert not any((second / "answers").iterdir())
+    server.close()
+    assert not any((tmp_path / "slot7").iterdir())
+
+
+def test_remove_tree_any_depth_no_link_followed(tmp_path):
+    """1 500 nested folders (the RecursionError of issue 20), links, a fifo, an unreadable folder:
+    removed, and the link's target outside is untouched (mode and content)."""
+    outside = tmp_path / "outside"
+    outside.mkdir(mode=0o755)
+    (outside / "keep.txt").write_text("keep")
+    top = tmp_path / "slot"
+    top.mkdir()
+    here = os.getcwd()
+    try:
+        os.chdir(top)
+        for i in range(1500):
+            os.mkdir("a")
+            os.chdir("a")
+        os.symlink(outside / "keep.txt", "filelink")
+    finally:
+        os.chdir(here)
+    os.symlink(outside, top / "link")
+    os.mkfifo(top / "fifo")
+    (top / "locked").mkdir()
+    (top / "locked" / "f").write_text("x")
+    os.chmod(top / "locked", 0)
+    assert sandbox.remove_tree(top)
+    assert not top.exists()
+    assert (outside / "keep.txt").read_text() == "keep" and (outside.stat().st_mode & 0o777) == 0o755
+
+
+def test_remove_tree_is_bounded(tmp_path):
+    top = tmp_path / "many"
+    top.mkdir()
+    for i in range(300):
+        (top / str(i)).write_text("")
+    assert not sandbox.remove_tree(top, max_entries=100)  # stopped, reported, no exception
+    assert sandbox.remove_tree(top)
+
+
+def test_copy_answers_follows_no_link(tmp_path):
+    from labkit.grading.judge import copy_answers
+
+    secret = tmp_path / "secret.txt"
+    secret.write_text("the seed")
+    work = tmp_path / "w1"
+    (work / "answers" / "01.quiz").mkdir(parents=True)
+    (work / "answers" / "01.quiz" / "answer.json").write_text("{}")
+    os.symlink(secret, work / "answers" / "01.quiz" / "stolen.json")
+    os.symlink(tmp_path, work / "answers" / "01.versions")
+    problems = copy_answers(work / "answers", tmp_path / "copy")
+    assert sorted(p.name for p in (tmp_path / "copy").iterdir()) == ["01.quiz"]
+    assert sorted(p.name for p in (tmp_path / "copy" / "01.quiz").iterdir()) == ["answer.json"]
+    assert any("stolen.json" in p for p in problems)
+    os.rename(work / "answers", work / "real")
+    os.symlink(tmp_path, work / "answers")  # the answers folder itself a link
+    assert copy_answers(work / "answers", tmp_path / "copy2") == [] and not any((tmp_path / "copy2").iterdir())
+
+
+def test_log_tail_follows_no_link(tmp_path):
+    secret = tmp_path / "seed"
+    secret.write_text("123456")
+    os.symlink(secret, tmp_path / "kernel.log")
+    assert forkserver.log_tail(tmp_path / "kernel.log") == "no output"
+
+
+def test_records_are_bounded_when_written():
+    from labkit.grading.results import MAX_MESSAGE_CHARS, MAX_TESTS, bound_results
+
+    huge = [{"exercise": "01.x", "message": "input " * 1_000_000, "tests": [{"name": "t" * 10_000}] * 40_000}]
+    out = bound_results(huge)
+    assert len(json.dumps(out)) < 200_000
+    assert len(out[0]["message"]) <= MAX_MESSAGE_CHARS and out[0]["message"].endswith("not shown)")
+    assert len(out[0]["tests"]) == MAX_TESTS and out[0]["tests"][0]["name"].endswith("…")
 
 
 def test_kernel_states_that_cannot_answer_count_as_gone():
@@ -173,20 +248,22 @@ def test_server_without_bubblewrap_forks_kernels_and_resets(tmp_path):
     try:
         pids = []
         for n in range(2):
-            server.reset()
+            if n:
+                assert server.end()
+            server.begin()
             cells = [RunCell("import os\nassert 'mine.txt' not in os.listdir('.')\n"
                              "open('mine.txt', 'w').write(str(os.getpid()))", "code", None, 0),
                      RunCell("import sys\nassert 'onnxscript' in sys.modules", "code", None, 1)]  # warm
             runner = Runner(cells, server, 60, 120)
             events = asyncio.run(runner.run())
             assert [e["what"] for e in events] == ["ok", "ok"], events
-            pids.append(int((server.slot / "mine.txt").read_text()))
+            pids.append(int((server.work / "mine.txt").read_text()))
             assert server.starts == 1  # one warm server for both submissions
         assert pids[0] != pids[1] and server.pid not in pids
-        server.reset()
-        assert sorted(p.name for p in server.slot.iterdir()) == ["answers", "tmp"]
+        assert server.end()
+        assert list(server.mount.iterdir()) == []
     finally:
-        server.stop()
+        server.close()
     assert not server.alive()
 
 
@@ -227,3 +304,23 @@ def test_warm_plan_follows_what_the_lesson_imports():
     assert plan["export"] and plan["modules"][:3] == ["matplotlib.pyplot", "torch", "torch.onnx"]
     assert forkserver.warm_plan(["import os, torch.nn as nn  # a comment"])["modules"][0] == "torch"
     assert "onnxruntime" not in str(forkserver.warm_plan(["import onnxruntime as ort"]))  # starts a thread
+
+
+def test_the_clients_sockets_are_bounded(tmp_path):
+    """The bound is on the sockets the worker's kernel clients really use (issue 20: it was set on a
+    context they never used)."""
+    import zmq
+    from jupyter_client.asynchronous import AsyncKernelClient
+
+    from labkit.grading.run import MAX_MESSAGE_BYTES, MAX_QUEUED, bounded_context
+
+    kc = AsyncKernelClient(context=bounded_context())
+    kc.load_connection_info({"transport": "ipc", "ip": str(tmp_path / "k"), "shell_port": 1, "iopub_port": 2,
+                             "stdin_port": 3, "control_port": 4, "hb_port": 5, "key": "x",
+                             "signature_scheme": "hmac-sha256"})
+    for sock in (kc.connect_iopub(), kc.connect_shell(), kc.connect_control()):
+        try:
+            assert sock.getsockopt(zmq.MAXMSGSIZE) == MAX_MESSAGE_BYTES
+            assert sock.getsockopt(zmq.RCVHWM) == MAX_QUEUED
+        finally:
+            sock.close(linger=0)

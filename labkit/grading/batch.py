@@ -29,6 +29,7 @@ from .options import NOT_GUARANTEED, GradeError, Options, Protection, decide_pro
 from .rebuild import Rebuilt, build_run
 from .reports import (finish_run, histogram, keep_other_exercises, previous_records, record, write_grades,
                       write_manifest, write_student)
+from .results import bound_results
 from .run import Runner, SandboxSpec, bound_channels
 from .submissions import Submission, expand, read_submission, resolve, roots_of
 from .verdicts import compose, row
@@ -74,15 +75,22 @@ def make_tmp_root(base: Path | None = None) -> Path:
             pid = int((old / "owner.pid").read_text())
             os.kill(pid, 0)
         except ProcessLookupError:
-            try:
-                shutil.rmtree(old, ignore_errors=True)
-            except RecursionError:  # a folder nested past Python's recursion limit: leave it, grade on
-                pass
+            _remove(old)
         except (OSError, ValueError):
             pass
     root = Path(tempfile.mkdtemp(prefix=TMP_PREFIX, dir=base))
     (root / "owner.pid").write_text(str(os.getpid()))
     return root
+
+
+def _remove(folder: Path) -> None:
+    """Remove a temporary folder whatever a kernel left in it (any depth, links not followed); never raises."""
+    from .. import sandbox
+
+    try:
+        sandbox.remove_tree(folder)
+    except Exception:  # noqa: BLE001 - a stale folder must never stop grading
+        pass
 
 
 def _readable(folder: Path) -> None:
@@ -178,7 +186,9 @@ def outdated_notes(rebuilt: Rebuilt, theirs: str, current: str) -> None:
 
 def worker_init() -> None:
     from .. import sandbox
+    from .forkserver import worker_setup
 
+    worker_setup()  # first, while the worker has one thread: its own mount namespace (root)
     sandbox.make_subreaper()
     # die with the grader, even when it is killed: a worker left behind would go on grading
     sandbox._prctl(sandbox.PR_SET_PDEATHSIG, int(signal.SIGKILL))
@@ -200,9 +210,9 @@ def kernel_server(task: Task) -> KernelServer:
     slot = Path(task.tmp_root) / f"slot{os.getpid()}"
     if _KERNELS is None or _KERNELS.spec != task.spec or _KERNELS.slot != slot or _KERNELS.warm != task.warm:
         if _KERNELS is not None:
-            _KERNELS.stop()
+            _KERNELS.close()
         else:
-            atexit.register(lambda: _KERNELS and _KERNELS.stop())
+            atexit.register(lambda: _KERNELS and _KERNELS.close())
         _KERNELS = KernelServer(task.spec, slot, task.warm)
     return _KERNELS
 
@@ -214,35 +224,39 @@ def grade_one(task: Task) -> dict:
     t0 = time.monotonic()
     server = kernel_server(task)
     judge_dir = Path(tempfile.mkdtemp(prefix="lkj", dir=task.tmp_root))
+    verified = False
     try:
         runner = Runner(task.rebuilt.cells, server, task.cell_timeout, task.notebook_timeout)
         try:
-            server.reset()  # an empty slot and no process of an earlier submission
+            server.begin()  # a verified-clean server, a fresh folder and uid (see forkserver)
+            verified = server.verified
             events = asyncio.run(runner.run())
         except Exception as e:
             return {"internal_error": _short(e, 300), "seconds": time.monotonic() - t0}
         finally:  # all below this worker but its verdict process and its kernel server
             sandbox.kill_tree(spare=judge.server_pids() | ({server.proc.pid} if server.proc else set()))
             server.kill_others()
-        problems = copy_answers(server.slot / "answers", judge_dir / "answers")
+        problems = copy_answers(server.work / "answers", judge_dir / "answers")
         t_judge = time.monotonic()
         try:
             verdicts = judge_answers(task.lesson, judge_dir / "answers", task.seed, [e.id for e in task.exercises],
                                      task.extra, task.judge_timeout, task.spec.data_dir)
         except Exception as e:
             return {"internal_error": f"the checker failed: {_short(e, 300)}", "seconds": time.monotonic() - t0}
-        results = compose(task.exercises, task.rebuilt, events, verdicts, task.cell_timeout, task.notebook_timeout)
+        results = bound_results(compose(task.exercises, task.rebuilt, events, verdicts, task.cell_timeout,
+                                        task.notebook_timeout))
         cells = task.rebuilt.cells
         events = [dict(e, seconds=round(e.get("seconds", 0.0), 2), role=cells[e["cell"]].role,
                        exercise=cells[e["cell"]].exercise) for e in events]
         return {"results": results, "events": events, "problems": problems, "kernel_starts": runner.kernel_starts,
-                "judge_seconds": round(time.monotonic() - t_judge, 2), "seconds": round(time.monotonic() - t0, 2)}
+                "judge_seconds": round(time.monotonic() - t_judge, 2), "seconds": round(time.monotonic() - t0, 2),
+                "verified": verified}
     finally:
         try:
-            server.reset()  # nothing of this submission stays for the next (its answers were copied)
+            server.end()  # nothing of this submission stays for the next, verified (its answers were copied)
         except Exception:
-            server.stop()
-        shutil.rmtree(judge_dir, ignore_errors=True)
+            server.close()
+        _remove(judge_dir)
 
 
 # ---------------------------------------------------------------- the command
@@ -342,7 +356,7 @@ def grade(opts: Options) -> int:
         failures = _run_pool(opts, lesson, protection, todo, records, cache, out, previous) if todo else []
         records = {**previous, **records}
     finally:
-        shutil.rmtree(tmp_root, ignore_errors=True)
+        _remove(tmp_root)
     recs = sorted(records.values(), key=lambda r: r["student"].lower())
     histogram(out / "histogram.png", [r["points"] for r in recs], lesson.max_points, lesson.number)
     print(finish_run(out, lesson, protection.description))
@@ -412,8 +426,10 @@ def _run_pool(opts: Options, lesson: Lesson, protection: Protection, todo: list,
                                                    "judge_seconds": res.get("judge_seconds"),
                                                    "answer_problems": res.get("problems", []),
                                                    "cells": res.get("events", [])}, out=out)
-                cache.put(key, {"results": res["results"], "protection": protection.mode, "seconds": res.get("seconds"),
-                                "cells": res.get("events", []), "submission_sha256": s.sha})
+                if res.get("verified"):  # only a verdict from a verified-clean start is reused
+                    cache.put(key, {"results": res["results"], "protection": protection.mode,
+                                    "seconds": res.get("seconds"), "cells": res.get("events", []),
+                                    "submission_sha256": s.sha})
             records[s.student] = keep_other_exercises(records[s.student], (previous or {}).get(s.student),
                                                       opts.exercises)
             write_student(out, records[s.student])

@@ -8,10 +8,12 @@ imports what the lesson imports (and runs the exporter once if the lesson export
 then forks one kernel per request. It never runs learner code, and it is not
 dumpable, so a kernel of the same uid can neither ptrace it nor read its memory.
 
-Between two submissions (`KernelServer.reset`) the worker kills every other process of the
-sandbox, has the server empty `/tmp` and `/dev/shm`, and empties the slot: nothing of one
-submission reaches the next. A kernel that kills or stops the server costs a new server (a few
-seconds for its own submission), never a grade.
+Each submission starts from a verified-clean state (`KernelServer.begin`/`end`): for a root
+grader its kernels run under a fresh uid, in their own mount and IPC namespaces with a fresh /tmp
+and /dev/shm, in a fresh folder; after it, every process of that uid is killed (zombie leaders
+with live threads included), its folders are removed without following a link, and the server's
+health is checked; any doubt replaces the server and its slot. A kernel that kills or stops the
+server costs a new server (a few seconds for its own submission), never a grade.
 
 Run inside the sandbox as `python -P -m labkit.grading.forkserver`: JSON lines on stdin/stdout.
 """
@@ -130,7 +132,10 @@ def threads() -> int:
 
 def _empty(folder: str, keep: frozenset[str] = frozenset()) -> int:
     """Remove everything inside `folder` but the `keep` paths (mounted folders) and the folders
-    leading to them, which are emptied the same way. Returns how many other entries are left."""
+    leading to them, which are emptied the same way. Never follows a link; any depth (see
+    `sandbox.remove_tree`). Returns how many other entries are left."""
+    from .. import sandbox
+
     try:
         names = os.listdir(folder)
     except OSError:
@@ -140,37 +145,79 @@ def _empty(folder: str, keep: frozenset[str] = frozenset()) -> int:
         path = os.path.join(folder, name)
         if path in keep:
             continue
-        if any(k.startswith(path + os.sep) for k in keep):
+        if any(k.startswith(path + os.sep) for k in keep) and not os.path.islink(path):
             left += _empty(path, keep)
             continue
-        try:
-            if os.path.isdir(path) and not os.path.islink(path):
-                for d, subdirs, _ in os.walk(path):
-                    for sub in subdirs:
-                        try:
-                            os.chmod(os.path.join(d, sub), 0o700)
-                        except OSError:
-                            pass
-                os.chmod(path, 0o700)
-                shutil.rmtree(path, ignore_errors=True)
-            else:
-                os.unlink(path)
-        except OSError:
-            pass
-        left += os.path.lexists(path)
+        if not sandbox.remove_tree(path, max_entries=200_000, max_seconds=20):
+            left += 1
     return left
 
 
+def _ipc_objects() -> int:
+    """System V IPC objects (shared memory, message queues, semaphores) in this IPC namespace."""
+    n = 0
+    for kind in ("shm", "msg", "sem"):
+        try:
+            with open(f"/proc/sysvipc/{kind}") as f:
+                n += max(0, len(f.read().strip().splitlines()) - 1)
+        except OSError:
+            pass
+    return n
+
+
+#: the fresh /tmp and /dev/shm of each kernel of a root grader (tmpfs: bytes, inodes)
+KERNEL_TMP_SIZE = 512 << 20
+KERNEL_TMP_INODES = 65536
+
+
+def _isolate(req: dict) -> None:
+    """In a kernel forked by a root grader's server: its own mount and IPC namespaces (System V IPC,
+    POSIX message queues), a fresh /tmp and /dev/shm (the course folders mounted under /tmp kept),
+    then its own uid with no capability and no new privileges. Raises if any step fails."""
+    from .. import sandbox
+
+    uid = int(req["uid"])
+    if uid <= 0:
+        raise OSError("no kernel uid")
+    sandbox.unshare(sandbox.CLONE_NEWNS | sandbox.CLONE_NEWIPC)
+    sandbox.mount("none", "/", None, sandbox.MS_REC | sandbox.MS_PRIVATE)
+    opts = f"size={KERNEL_TMP_SIZE},nr_inodes={KERNEL_TMP_INODES},mode=1777"
+    flags = sandbox.MS_NOSUID | sandbox.MS_NODEV
+    sandbox.mount("tmpfs", "/dev/shm", "tmpfs", flags, opts)  # the new /tmp, built here first
+    for path in sorted(k for k in req.get("keep", []) if k.startswith("/tmp/")):
+        inner = "/dev/shm" + path[len("/tmp"):]
+        os.makedirs(inner, mode=0o755, exist_ok=True)
+        sandbox.mount(path, inner, None, 4096 | sandbox.MS_REC)  # MS_BIND: read-only stays read-only
+    sandbox.mount("/dev/shm", "/tmp", None, 8192)  # MS_MOVE
+    sandbox.mount("tmpfs", "/dev/shm", "tmpfs", flags, opts)
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)  # from uid 0 to another: every capability is dropped
+    with open("/proc/self/status") as f:
+        status = f.read()
+    caps = [line.split()[1] for line in status.splitlines() if line.startswith(("CapEff:", "CapPrm:", "CapAmb:"))]
+    if os.getuid() != uid or os.geteuid() != uid or any(int(c, 16) for c in caps):
+        raise OSError("the kernel kept privileges")
+    if not _prctl(38, 1):  # PR_SET_NO_NEW_PRIVS
+        raise OSError("no_new_privs refused")
+
+
 def _become_kernel(req: dict) -> None:
-    """In the forked child: a new session, fresh stdio, new random seeds (as a fresh process gets),
-    then ipykernel on the requested connection file. Never returns."""
+    """In the forked child: a new session, its own namespaces, /tmp, /dev/shm and uid (root grader),
+    fresh stdio, new random seeds (as a fresh process gets), then ipykernel on the requested
+    connection file. Never returns."""
     code = 1
     try:
         os.setsid()
         for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGPIPE):
             signal.signal(sig, signal.SIG_DFL)
+        if req.get("uid") is not None:
+            _isolate(req)
+        os.chdir(req["work"])
+        os.environ.clear()
+        os.environ.update(req.get("env") or {})
         null = os.open(os.devnull, os.O_RDONLY)
-        log = os.open(req["log"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        log = os.open(req["log"], os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         os.dup2(null, 0)
         os.dup2(log, 1)
         os.dup2(log, 2)
@@ -192,6 +239,11 @@ def _become_kernel(req: dict) -> None:
 
         IPKernelApp.launch_instance(argv=["-f", req["conn"]])
         code = 0
+    except BaseException as e:  # noqa: BLE001 - the child must never return into the server's loop
+        try:
+            os.write(2, f"labkit kernel: {e}\n".encode())
+        except OSError:
+            pass
     finally:
         os._exit(code)
 
@@ -218,6 +270,7 @@ def serve(sandboxed: bool, keep: frozenset[str], plan: dict) -> None:
         names = [t.name for t in threading.enumerate()]
         sys.exit(f"labkit kernel server: the warm-up left {threads()} threads running ({', '.join(names)}); "
                  "cannot fork safely")
+    baseline = _visible_tmp()  # what the warm-up itself left in /tmp (torch, matplotlib caches)
     out = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # stray prints cannot corrupt the protocol
     out.write(json.dumps({"ready": True, "pid": os.getpid()}) + "\n")
@@ -231,11 +284,30 @@ def serve(sandboxed: bool, keep: frozenset[str], plan: dict) -> None:
             pid = os.fork()
             if pid == 0:
                 out.close()
-                _become_kernel(req)
+                _become_kernel(dict(req, keep=sorted(keep)))
             out.write(json.dumps({"pid": pid}) + "\n")
-        elif req.get("op") == "clean":
+        elif req.get("op") == "clean":  # kernels sharing the server's /tmp (no root grader)
             left = sum(_empty(d, keep) for d in ("/tmp", "/dev/shm")) if sandboxed else 0
             out.write(json.dumps({"left": left}) + "\n")
+        elif req.get("op") == "check":  # the server's own health: its /tmp and /dev/shm as after warm-up
+            left = len(_visible_tmp() ^ baseline) if sandboxed else 0
+            out.write(json.dumps({"threads": threads(), "left": left, "ipc": _ipc_objects() if sandboxed else 0,
+                                  "uid": os.getuid()}) + "\n")
+
+
+def _visible_tmp() -> set[str]:
+    """Everything in the server's /tmp and /dev/shm (two levels deep)."""
+    seen = set()
+    for d in ("/tmp", "/dev/shm"):
+        try:
+            for n in os.listdir(d):
+                seen.add(os.path.join(d, n))
+                p = os.path.join(d, n)
+                if os.path.isdir(p) and not os.path.islink(p):
+                    seen.update(os.path.join(p, m) for m in os.listdir(p)[:1000])
+        except OSError:
+            seen.add(f"{d}: unreadable")
+    return seen
 
 
 def _reap() -> None:
@@ -281,38 +353,196 @@ class ServerError(RuntimeError):
     """The fork server did not start or stopped answering."""
 
 
+#: a root grader's slot is a tmpfs of this size and inode count (thrown away in one step)
+SLOT_SIZE = 2 << 30
+SLOT_INODES = 200_000
+#: cleaning a slot without a tmpfs stops after this many entries / seconds (then: a new slot)
+CLEAN_ENTRIES = 200_000
+CLEAN_SECONDS = 30
+_PRIVATE_MOUNTS = False
+
+
+def worker_setup() -> None:
+    """In a grading worker, before it starts any thread: its own mount namespace (root only), so
+    its slots can be tmpfs mounts that nothing outside sees and that vanish with it."""
+    global _PRIVATE_MOUNTS
+    from .. import sandbox
+
+    _PRIVATE_MOUNTS = sandbox.private_mounts()
+
+
 class KernelServer:
-    """The worker's fork server and its slot (the sandbox's writable folder, the kernels' work dir)."""
+    """The worker's fork server and its slot.
+
+    The slot (`slot/sN`, a fresh tmpfs per server when the worker runs as root) is the sandbox's
+    writable folder; it holds one folder per submission (`wN`, the kernels' home and work folder)
+    and one root-owned folder per kernel for its connection file and sockets (`cN-K`). A root
+    grader's server runs as root inside the sandbox with only the capabilities a kernel needs to
+    get its own namespaces and uid; each submission gets a fresh uid (`sandbox.UidClaim`).
+    `begin()` and `end()` bracket a submission; `end()` verifies that nothing of it is left, and any
+    doubt replaces the server and the slot."""
 
     def __init__(self, spec, slot: Path, warm: dict | None = None):
         self.spec, self.slot = spec, slot
         self.log = slot.parent / f"{slot.name}-server.log"
         self.warm = warm or {"modules": list(BASE_MODULES), "export": False}  # see warm_plan()
-        self.uid = None if spec.uid is None else spec.uid + (os.getpid() % 100_000) * 8
+        self.isolate = spec.uid is not None and bool(spec.bwrap) and os.geteuid() == 0
+        self.uid: int | None = None        # the current submission's kernels' uid (root grader)
+        # Without bubblewrap, a root grader told to (Gradescope's container) runs the server and its
+        # kernels as one unprivileged uid: the weaker mode docs/instructors.md describes.
+        self.run_as = spec.uid if (spec.uid is not None and not spec.bwrap and os.geteuid() == 0) else None
+        self.claim = None
+        self.mount: Path | None = None     # the folder the server's sandbox binds
+        self.tmpfs = False
+        self.work: Path | None = None      # the current submission's folder
+        self.verified = True               # nothing of an earlier submission can be left
         self.proc: subprocess.Popen | None = None
         self.pid = 0            # the server's pid as this worker sees it
         self.keep: set[int] = set()
         self.cgroup = None
         self.buf = b""
         self.starts = 0
+        self.generation = 0
+        self.submissions = 0
+        self.conns: list[Path] = []
 
     # -- the slot
 
-    def prepare_slot(self) -> None:
-        """The slot exists, is owned by the kernels' uid and holds an empty answers/ and tmp/."""
-        self.slot.mkdir(parents=True, exist_ok=True)
-        for d in (self.slot, self.slot / "answers", self.slot / "tmp"):
-            d.mkdir(exist_ok=True)
-            if self.uid is not None:
-                os.chown(d, self.uid, self.uid)
-        os.chmod(self.slot, 0o711 if self.uid is not None else 0o700)
+    def _new_mount(self) -> None:
+        from .. import sandbox
 
-    def _wipe_slot(self) -> None:
-        if not self.slot.is_dir():
+        self.generation += 1
+        self.slot.mkdir(parents=True, exist_ok=True)
+        os.chmod(self.slot, 0o711)
+        m = self.slot / f"s{self.generation}"
+        m.mkdir()
+        self.tmpfs = False
+        if _PRIVATE_MOUNTS:
+            try:
+                sandbox.mount("tmpfs", str(m), "tmpfs", sandbox.MS_NOSUID | sandbox.MS_NODEV,
+                              f"size={SLOT_SIZE},nr_inodes={SLOT_INODES},mode=0711")
+                self.tmpfs = True
+            except OSError:
+                pass
+        os.chmod(m, 0o711 if self.isolate else 0o700)
+        if self.run_as is not None:
+            os.chown(m, self.run_as, self.run_as)
+        self.mount = m
+
+    def _discard_mount(self) -> None:
+        """Throw the slot away: unmount its tmpfs, or remove it (bounded; what is left stays in the
+        worker's folder, which the grader removes at the end)."""
+        from .. import sandbox
+
+        m, self.mount = self.mount, None
+        if m is None:
             return
-        os.chmod(self.slot, 0o700)
-        if _empty(str(self.slot)):
-            raise ServerError(f"could not empty {self.slot}")
+        if self.tmpfs and sandbox.umount(str(m)):
+            try:
+                m.rmdir()
+            except OSError:
+                pass
+        else:
+            sandbox.remove_tree(m, max_entries=CLEAN_ENTRIES, max_seconds=CLEAN_SECONDS)
+
+    def prepare_slot(self) -> None:
+        """A slot exists (the folder the next server binds)."""
+        if self.mount is None:
+            self._new_mount()
+
+    def begin(self) -> Path:
+        """Start a submission from a verified-clean state: a server that passed `end()`'s checks (or
+        none yet), a fresh folder and, for a root grader, a fresh uid. Returns its folder."""
+        from .. import sandbox
+
+        if not self.verified:
+            self.stop()
+            self._discard_mount()
+            self.verified = True
+        self.prepare_slot()
+        if self.isolate:
+            self.claim = sandbox.UidClaim.claim(self.spec.uid)
+            self.uid = self.claim.uid
+        self.submissions += 1
+        self.work = self.mount / f"w{self.submissions}"
+        for d in (self.work, self.work / "answers", self.work / "tmp"):
+            d.mkdir(mode=0o700)
+            if (self.uid or self.run_as) is not None:
+                os.chown(d, self.uid or self.run_as, self.uid or self.run_as)
+        self.conns = []
+        return self.work
+
+    def conn_dir(self, n: int) -> Path:
+        """A root-owned folder for kernel `n`'s connection file and sockets: writable by the kernel
+        only until it is ready (`lock`), so it never holds a link the worker would follow."""
+        d = self.mount / f"c{self.submissions}-{n}"
+        d.mkdir(mode=0o700)
+        if (self.uid or self.run_as) is not None:
+            os.chown(d, 0, self.uid or self.run_as)
+            os.chmod(d, 0o770)
+        self.conns.append(d)
+        return d
+
+    def lock(self, conn: Path) -> None:
+        """The kernel is ready: it can no longer change what is in its connection folder."""
+        if self.uid is not None:
+            os.chmod(conn, 0o750)
+
+    def end(self) -> bool:
+        """After a submission (its answers copied): kill everything of it, remove its folders, and
+        verify — no process of its uid, nothing left in the slot, the server healthy with nothing in
+        its /tmp, /dev/shm or System V IPC. Anything off (or the check failing) replaces the server
+        and the slot before the next submission. True when verified clean."""
+        from .. import sandbox
+
+        why: list[str] = []
+        try:
+            if not self.kill_others():
+                why.append("a process of the submission would not die")
+            if self.uid is not None and sandbox.uid_tasks(self.uid, live_only=True):
+                why.append(f"a process of uid {self.uid} is left")
+            if self.mount is not None:
+                for name in os.listdir(self.mount):
+                    sandbox.remove_tree(self.mount / name, max_entries=CLEAN_ENTRIES, max_seconds=CLEAN_SECONDS)
+                if os.listdir(self.mount):
+                    why.append("the slot could not be emptied")
+            if self.alive():
+                if not self.isolate and self._ask({"op": "clean"}).get("left") != 0:
+                    why.append("the server's /tmp could not be emptied")
+                health = self._ask({"op": "check"})
+                if health != {"threads": 1, "left": 0, "ipc": 0, "uid": health.get("uid")} or \
+                        (self.isolate and health["uid"] != 0) or not self.alive():
+                    why.append(f"the server is not as it started: {health}")
+        except (ServerError, OSError, ValueError) as e:
+            why.append(f"the check failed: {e}")
+        ok = not why
+        if why:
+            self.note("replacing the kernel server: " + "; ".join(why))
+        if self.claim is not None and (self.uid is None or not sandbox.uid_tasks(self.uid)):
+            self.claim.release()
+        self.claim, self.uid, self.work, self.conns = None, None, None, []
+        self.verified = ok
+        if not ok:
+            self.stop()
+            self._discard_mount()
+            self.verified = True  # a new server and slot: nothing of the submission can reach them
+        return ok
+
+    def note(self, text: str) -> None:
+        """One line in the server's log (the worker's folder, never a kernel's)."""
+        try:
+            with open(self.log, "a") as f:
+                f.write(f"labkit worker: {text}\n")
+        except OSError:
+            pass
+
+    def close(self) -> None:
+        """The worker is done: the server stopped, the slot thrown away."""
+        self.stop()
+        self._discard_mount()
+        if self.claim is not None:
+            self.claim.release()
+            self.claim = None
 
     # -- the process
 
@@ -338,15 +568,17 @@ class KernelServer:
             limits["nproc"] = sandbox.user_task_count() + int(self.spec.limits.get("nproc", 256))
         cmd = sandbox.launcher_args(limits, str(self.cgroup.path) if self.cgroup else None)
         if self.spec.bwrap:
-            cmd += sandbox.bwrap_args(self.slot, [Path(p) for p in self.spec.visible],
-                                      [Path(p) for p in self.spec.hidden], uid=self.uid)
-        elif self.uid is not None:  # no bubblewrap (Gradescope's container): only drop to the unprivileged uid
-            cmd += sandbox.drop_to(self.uid)
-        cmd += [sys.executable, "-P", "-m", "labkit.grading.forkserver", json.dumps({"sandboxed": self.spec.bwrap, "warm": self.warm,
-                                "keep": [str(Path(p).resolve()) for p in (self.slot, *self.spec.visible)]})]
+            cmd += sandbox.bwrap_args(self.mount, [Path(p) for p in self.spec.visible],
+                                      [Path(p) for p in self.spec.hidden],
+                                      uid=None if self.isolate else self.spec.uid, server=self.isolate)
+        elif self.run_as is not None:  # no bubblewrap (Gradescope's container): only drop to the unprivileged uid
+            cmd += sandbox.drop_to(self.run_as)
+        keep = [str(Path(p).resolve()) for p in (self.mount, *self.spec.visible)]
+        cmd += [sys.executable, "-P", "-m", "labkit.grading.forkserver",
+                json.dumps({"sandboxed": self.spec.bwrap, "warm": self.warm, "keep": keep})]
         log = open(self.log, "ab")
         try:
-            self.proc = subprocess.Popen(cmd, cwd=self.slot, env=kernel_env(self.slot, self.spec),
+            self.proc = subprocess.Popen(cmd, cwd=self.mount, env=kernel_env(self.mount, self.spec),
                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
                                          start_new_session=True)
         finally:
@@ -365,7 +597,7 @@ class KernelServer:
         if not self.pid:
             self.stop()
             raise ServerError("the kernel server started but could not be found")
-        chain, p = {self.pid}, self.pid  # the server and what runs it (bwrap): spared by reset()
+        chain, p = {self.pid}, self.pid  # the server and what runs it (bwrap): spared by kill_others()
         while p and p != self.proc.pid:
             p = _state_ppid(p)[1]
             chain.add(p)
@@ -390,15 +622,18 @@ class KernelServer:
         try:
             self.proc.stdin.write((json.dumps(req) + "\n").encode())
             self.proc.stdin.flush()
-        except (OSError, ValueError) as e:
+        except (OSError, ValueError, AttributeError) as e:
             raise ServerError(f"the kernel server is gone: {e}") from None
         return self._reply(timeout, req.get("op", "?"))
 
     def fork(self, conn: Path, log: Path) -> int:
         """A new kernel on connection file `conn`; returns its pid as this worker sees it."""
         from .. import sandbox
+        from .run import kernel_env
 
-        ns = int(self._ask({"op": "fork", "conn": str(conn), "log": str(log)})["pid"])
+        req = {"op": "fork", "conn": str(conn), "log": str(log), "work": str(self.work), "uid": self.uid,
+               "env": kernel_env(self.work, self.spec)}
+        ns = int(self._ask(req)["pid"])
         for _ in range(200):
             for p in sandbox.descendants(self.pid):
                 if _ns_pid(p) == ns and _state_ppid(p)[1] == self.pid:
@@ -411,16 +646,21 @@ class KernelServer:
         return state not in _GONE and ppid == self.pid
 
     def kill_others(self) -> bool:
-        """SIGKILL every process of the sandbox but the server and bwrap; True when none is left."""
+        """SIGKILL every process of the submission: everything of its uid (root grader) and every
+        process of the sandbox but the server and bwrap, zombie leaders whose threads still run
+        included. True when none is left."""
         from .. import sandbox
 
+        ok = True
+        if self.uid is not None:
+            ok = sandbox.kill_uid(self.uid)
         if self.proc is None:
-            return True
+            return ok
         for _ in range(500):
-            victims = [p for p in sandbox.descendants(self.proc.pid)
-                       if p not in self.keep and _state_ppid(p)[0] not in "ZX"]  # zombies are dead
-            if not victims:
-                return True
+            victims = [p for p in sandbox.descendants(self.proc.pid) if p not in self.keep]
+            live = [p for p in victims if sandbox._has_live_task(str(p))]
+            if not live:
+                return ok
             for p in victims:
                 try:
                     os.kill(p, signal.SIGKILL)
@@ -430,18 +670,10 @@ class KernelServer:
         return False
 
     def reset(self) -> None:
-        """Between submissions: no process, file or folder of the last one is left (see module doc).
-        A server that cannot be reset is replaced."""
-        try:
-            if self.alive() and self.kill_others() and self._ask({"op": "clean"}).get("left") == 0:
-                self._wipe_slot()
-                self.prepare_slot()
-                return
-        except ServerError:
-            pass
-        self.stop()
-        self._wipe_slot()
-        self.prepare_slot()
+        """Between submissions (kept for callers that do not bracket with begin/end)."""
+        if self.work is not None:
+            self.end()
+        self.begin()
 
     def stop(self) -> None:
         from .. import sandbox
@@ -468,11 +700,24 @@ class KernelServer:
 
 
 def log_tail(path: Path) -> str:
-    """The last line of a kernel's or server's log, for an error message."""
+    """The last line of a kernel's or server's log, for an error message (a regular file only, never
+    through a link, its last 64 KB)."""
+    import stat
+
     try:
-        lines = path.read_text(errors="replace").strip().splitlines()
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return "no output"
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return "no output"
+        os.lseek(fd, max(0, st.st_size - (64 << 10)), os.SEEK_SET)
+        lines = os.read(fd, 64 << 10).decode(errors="replace").strip().splitlines()
+    except OSError:
+        return "no output"
+    finally:
+        os.close(fd)
     return " ".join(lines[-1].split())[:200] if lines else "no output"
 
 
@@ -500,7 +745,8 @@ class ForkedKernel:
 
     async def shutdown_kernel(self, now: bool = True) -> None:
         """The kernel and everything it started (a server runs one kernel at a time)."""
-        self.server.kill_others()
+        if not self.server.kill_others():
+            self.server.stop()  # something would not die: the server goes with it
 
 
 if __name__ == "__main__":

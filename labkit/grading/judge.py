@@ -27,34 +27,63 @@ MAX_LINE = 8 << 20
 
 
 def copy_answers(src: Path, dest: Path) -> list[str]:
-    """Copy recorded answers: real folders and regular files only, no links, bounded size."""
+    """Copy recorded answers: real folders and regular files only, bounded size. `src`'s parent must
+    be a folder only the grader can rename; below it nothing is followed: every folder and file is
+    opened relative to its parent's descriptor with O_NOFOLLOW, and a file must be a regular file."""
     problems: list[str] = []
     dest.mkdir(parents=True, exist_ok=True)
-    if not src.is_dir() or src.is_symlink():
+    dflags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        parent = os.open(src.parent, dflags)
+    except OSError:
         return problems
-    total = 0
-    for entry in sorted(os.scandir(src), key=lambda e: e.name)[:200]:
-        if not is_exercise_id(entry.name) or not entry.is_dir(follow_symlinks=False):
-            continue
-        out = dest / entry.name
-        out.mkdir()
-        for f in sorted(os.scandir(entry.path), key=lambda e: e.name)[:1000]:
-            if not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", f.name) or f.name.startswith("."):
+    fds = [parent]
+    try:
+        try:
+            top = os.open(src.name, dflags, dir_fd=parent)
+        except OSError:
+            return problems
+        fds.append(top)
+        total = 0
+        with os.scandir(top) as it:
+            names = sorted(e.name for _, e in zip(range(10_000), it))
+        for name in names[:200]:
+            if not is_exercise_id(name):
                 continue
-            st = os.lstat(f.path)
-            if not stat.S_ISREG(st.st_mode):
-                problems.append(f"{entry.name}/{f.name} is not a regular file (ignored)")
+            try:
+                sub = os.open(name, dflags, dir_fd=top)
+            except OSError:
                 continue
-            total += st.st_size
-            if total > MAX_ANSWER_BYTES:
-                problems.append(f"{entry.name}: recorded answers exceed {MAX_ANSWER_BYTES >> 20} MB (ignored)")
-                break
-            fd = os.open(f.path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-            with os.fdopen(fd, "rb") as fi, open(out / f.name, "wb") as fo:
-                shutil.copyfileobj(fi, fo, 1 << 20)
+            fds.append(sub)
+            out = dest / name
+            out.mkdir()
+            with os.scandir(sub) as it:
+                files = sorted(e.name for _, e in zip(range(10_000), it))
+            for f in files[:1000]:
+                if not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", f) or f.startswith("."):
+                    continue
+                try:
+                    fd = os.open(f, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=sub)
+                except OSError:
+                    problems.append(f"{name}/{f} is not a regular file (ignored)")
+                    continue
+                with os.fdopen(fd, "rb") as fi:
+                    st = os.fstat(fi.fileno())
+                    if not stat.S_ISREG(st.st_mode):
+                        problems.append(f"{name}/{f} is not a regular file (ignored)")
+                        continue
+                    total += st.st_size
+                    if total > MAX_ANSWER_BYTES:
+                        problems.append(f"{name}: recorded answers exceed {MAX_ANSWER_BYTES >> 20} MB (ignored)")
+                        break
+                    with open(out / f, "wb") as fo:
+                        shutil.copyfileobj(fi, fo, 1 << 20)
+    except OSError as e:
+        problems.append(f"the recorded answers could not all be read ({e.strerror or e})")
+    finally:
+        for fd in fds:
+            os.close(fd)
     return problems
-
-
 
 
 def _env(home: Path, data_dir: str) -> dict[str, str]:

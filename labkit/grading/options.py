@@ -134,7 +134,7 @@ def decide_protection(no_sandbox: bool, unprivileged_user: bool = False) -> Prot
                                                f"with no capabilities; answers, judges and results readable by root "
                                                f"only + {limits}")
     if usable:
-        who = "an unprivileged uid per worker" if os.geteuid() == 0 else "this unprivileged user"
+        who = "a fresh unprivileged uid, namespaces, /tmp and folder per submission" if os.geteuid() == 0 else "this unprivileged user"
         return Protection("sandbox", f"bubblewrap sandbox (only the Python environment, learner-side labkit, "
                                      f"verified course data and its own folder visible; private /tmp, no network, "
                                      f"own PID namespace; {who}) + {limits}")

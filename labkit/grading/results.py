@@ -22,6 +22,63 @@ OVERRIDES_FILE = "overrides.csv"
 OVERRIDE_COLUMNS = ["student", "exercise", "points", "reason"]
 
 
+#: what the grader writes is cut to these sizes (characters), so every results.json, grades.csv
+#: cell and cache entry stays far below what the readers accept (MAX_RESULTS_BYTES)
+MAX_MESSAGE_CHARS = 2000      # an exercise's message (and hint, title)
+MAX_TEST_CHARS = 300          # each text of one test (its name, its message)
+MAX_TESTS = 50                # tests kept per exercise
+MAX_RECORD_CHARS = 1 << 20    # all exercises of one record together
+
+
+def cut(text: object, limit: int) -> str:
+    """`text` as one string of at most `limit` characters, cut at a word boundary with "…"."""
+    s = str(text)
+    if len(s) <= limit:
+        return s
+    head = s[: max(1, limit - 1)]
+    space = head.rfind(" ")
+    if space > limit // 2:
+        head = head[:space]
+    return head.rstrip() + "…"
+
+
+def _bound_value(v: object, limit: int, depth: int = 0) -> object:
+    if isinstance(v, str):
+        return cut(v, limit)
+    if isinstance(v, (int, float, bool)) or v is None:
+        return v
+    if isinstance(v, dict) and depth < 3:
+        return {cut(k, 100): _bound_value(x, limit, depth + 1) for k, x in list(v.items())[:20]}
+    if isinstance(v, (list, tuple)) and depth < 3:
+        return [_bound_value(x, limit, depth + 1) for x in list(v)[:20]]
+    return cut(v, limit)
+
+
+def bound_results(results: list[dict], message: int = MAX_MESSAGE_CHARS, test: int = MAX_TEST_CHARS,
+                  tests: int = MAX_TESTS) -> list[dict]:
+    """The exercise results of one record with every text cut (messages, hints, test names and
+    messages) and at most `tests` tests each, so the record is one its readers accept; tighter
+    limits are applied when all together would still exceed MAX_RECORD_CHARS."""
+    out = []
+    for r in results:
+        r = dict(r)
+        if isinstance(r.get("tests"), list):
+            kept = [_bound_value(t, test) for t in r["tests"][:tests] if isinstance(t, dict)]
+            if len(r["tests"]) > tests:
+                note = f" ({len(r['tests']) - tests} more tests not shown)"
+                r["message"] = cut(r.get("message", ""), message - len(note)) + note
+            r["tests"] = kept
+        for k in ("message", "hint", "title"):
+            if k in r:
+                r[k] = cut(r[k], message)
+        if "notes" in r:
+            r["notes"] = _bound_value(r["notes"], test)
+        out.append(r)
+    if len(json.dumps(out)) > MAX_RECORD_CHARS and tests > 1:
+        return bound_results(out, max(100, message // 4), max(40, test // 4), max(1, tests // 5))
+    return out
+
+
 class ResultsError(Exception):
     """A results folder or an overrides file that cannot be used: one clear line for the instructor."""
 

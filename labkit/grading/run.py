@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,14 +57,30 @@ def kernel_env(work: Path, spec: SandboxSpec) -> dict[str, str]:
 
 
 def bound_channels() -> None:
-    """Every ZMQ socket this worker opens refuses messages over MAX_MESSAGE_BYTES and queues at most
-    MAX_QUEUED: a kernel flooding its output cannot grow the worker's memory."""
+    """Kept for callers: the bounds are set on the context the kernel clients really use
+    (`bounded_context`)."""
+    bounded_context()
+
+
+_CONTEXT = None
+
+
+def bounded_context():
+    """The ZMQ context of every kernel client of this worker: each socket made from it refuses a
+    message over MAX_MESSAGE_BYTES (the connection is dropped, the message never stored) and queues
+    at most MAX_QUEUED messages: a kernel flooding its output cannot grow the worker's memory.
+    (jupyter_client's clients otherwise make a context of their own with no such bound.)"""
+    global _CONTEXT
     import zmq
     import zmq.asyncio
 
-    for ctx in (zmq.Context.instance(), zmq.asyncio.Context.instance()):
+    if _CONTEXT is None:
+        ctx = zmq.asyncio.Context()
         ctx.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)
         ctx.setsockopt(zmq.RCVHWM, MAX_QUEUED)
+        ctx.setsockopt(zmq.SNDHWM, MAX_QUEUED)
+        _CONTEXT = ctx
+    return _CONTEXT
 
 
 def _client_class():
@@ -108,10 +123,11 @@ class Runner:
     """Runs the rebuilt cells of one submission in confined kernels; records what happened per cell."""
 
     def __init__(self, cells: list[RunCell], server: KernelServer, cell_timeout: float, notebook_timeout: float):
-        self.cells, self.server, self.work = cells, server, server.slot
+        self.cells, self.server = cells, server
         self.cell_timeout, self.notebook_timeout = cell_timeout, notebook_timeout
         self.events: list[dict] = []     # {"cell": position, "what": ok|error|timeout|died|skipped, ...}
         self.kernel_starts = 0
+        self.retried = False             # a kernel death was retried once in a fresh server
 
     async def _start(self) -> Kernel:
         """A kernel forked by the worker's warm server (started again if a kernel killed it)."""
@@ -122,19 +138,20 @@ class Runner:
         self.kernel_starts += 1
         n = self.kernel_starts
         self.server.ensure()
-        conn = Path(tempfile.mkdtemp(prefix=f".kernel{n}-", dir=self.work))  # fresh: the learner owns work/
+        conn = self.server.conn_dir(n)  # root-owned, outside the learner's folder
         fname, _ = write_connection_file(str(conn / f"k{n}.json"), transport="ipc", ip=str(conn / "k"),
                                          key=os.urandom(32).hex().encode())
         if self.server.uid is not None:  # the kernel, an unprivileged uid, must read it
-            for p in (conn, Path(fname)):
-                os.chown(p, self.server.uid, self.server.uid)
+            os.chown(fname, 0, self.server.uid)
+            os.chmod(fname, 0o640)
         pid = self.server.fork(Path(fname), conn / "kernel.log")
-        kc = AsyncKernelClient()
+        kc = AsyncKernelClient(context=bounded_context())
         kc.load_connection_file(fname)
         kc.start_channels()
         km = ForkedKernel(self.server, pid, kc)
         try:
             await self._wait_ready(kc, pid, conn / "kernel.log")
+            self.server.lock(conn)
         except BaseException as e:
             await self._stop(Kernel(km, kc, None, n))
             if isinstance(e, RuntimeError):
@@ -281,6 +298,15 @@ class Runner:
                 if r["what"] == "timeout" and time.monotonic() >= deadline - 1:
                     r["why"] = "notebook time limit"
                 lost = r["what"] == "died" or (r["what"] == "timeout" and not await self._responsive(k))
+                if r["what"] == "died" and not self.retried:
+                    # a death is retried once, in a fresh server, before it counts against the submission
+                    self.retried = True
+                    self.events.pop()
+                    await self._stop(k)
+                    k = None
+                    self.server.stop()
+                    restarts += 1
+                    continue
                 if lost:
                     await self._stop(k)
                     k = None
