@@ -8,7 +8,6 @@ import asyncio
 import atexit
 import hashlib
 import os
-import shutil
 import signal
 import sys
 import tempfile
