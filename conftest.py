@@ -113,7 +113,7 @@ def _budget_problem(item, seconds: float, peak_mb: float | None) -> str | None:
     allowed = BUDGET_SECONDS * budget_slack()
     name = item.parent.path.name
     if seconds > allowed:
-        return (f"{name}: its cells ran {seconds:.0f} s, over the lesson budget of {BUDGET_SECONDS} s "
+        return (f"{name}: its cells ran {seconds:.1f} s, over the lesson budget of {BUDGET_SECONDS} s "
                 f"(x{budget_slack():g} slack for a shared CI machine, LABKIT_BUDGET_SLACK). "
                 "Shorten it, or move material to an optional part.")
     if peak_mb is not None and peak_mb > BUDGET_MB:
