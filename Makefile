@@ -52,12 +52,13 @@ test-browser: $(STAMP) system-deps
 
 # Committed outputs must hold on any CPU: nbval once more over solutions/ with PyTorch's portable
 # kernels (no AVX2/AVX-512) and one ONNX Runtime thread per session (an IPython startup file).
-# The lesson budgets are checked in the first run only (LABKIT_BUDGETS=0: this path is slower).
+# The lesson budgets are checked in the first run only (LABKIT_BUDGETS=0: this path is slower, and
+# a cell may take 3x the lesson's time budget before it is stopped).
 test-cpu-path: $(STAMP)
 	@echo "nbval again under another CPU code path: ATEN_CPU_CAPABILITY=default, one ONNX Runtime thread."
 	@ipy="$$(mktemp -d)"; mkdir -p "$$ipy/profile_default/startup"; \
 	cp tests/cpu_path/one_ort_thread.py "$$ipy/profile_default/startup/"; \
-	ATEN_CPU_CAPABILITY=default IPYTHONDIR="$$ipy" LABKIT_BUDGETS=0 $(PYTEST) solutions $(NBVAL) $(PYTEST_ARGS) -p no:cacheprovider; \
+	ATEN_CPU_CAPABILITY=default IPYTHONDIR="$$ipy" LABKIT_BUDGETS=0 LABKIT_BUDGET_SLACK=3 $(PYTEST) solutions $(NBVAL) $(PYTEST_ARGS) -p no:cacheprovider; \
 	rc=$$?; rm -rf "$$ipy"; exit $$rc
 
 bench: $(STAMP)

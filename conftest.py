@@ -62,8 +62,6 @@ def pytest_collection_modifyitems(config, items):
     A notebook whose outputs come from a browser (lesson 08) is compared only where Chromium exists."""
     import shutil
 
-    import pytest
-
     last: dict[str, object] = {}
     for item in items:
         if _is_nbval_cell(item):
