@@ -69,6 +69,9 @@ def pytest_collection_modifyitems(config, items):
             last[str(item.parent.path)] = item
     for item in last.values():
         item.labkit_budget_last = True
+    for item in reversed(items):  # the first cell of each notebook (its kernel's start is not a cell)
+        if _is_nbval_cell(item):
+            item.parent.labkit_first = item
     if shutil.which("chromium") or shutil.which("chromium-browser"):
         return
     cache: dict[str, list[str]] = {}
@@ -90,11 +93,14 @@ def _budgets_on() -> bool:
     return os.environ.get("LABKIT_BUDGETS", "1") != "0"
 
 
-def _kernel_peak_mb(item) -> float | None:
-    """Peak resident memory (VmHWM) of the kernel process nbval started for this notebook, in MB."""
+def _kernel_pid(item) -> int | None:
     km = getattr(getattr(item.parent, "kernel", None), "km", None)
     proc = getattr(getattr(km, "provisioner", None), "process", None) or getattr(km, "kernel", None)
-    pid = getattr(proc, "pid", None)
+    return getattr(proc, "pid", None)
+
+
+def _kernel_peak_mb(pid: int | None) -> float | None:
+    """Peak resident memory (VmHWM) of the kernel process nbval started for this notebook, in MB."""
     try:
         with open(f"/proc/{pid}/status") as f:
             for line in f:
@@ -105,15 +111,27 @@ def _kernel_peak_mb(item) -> float | None:
     return None
 
 
-def _budget_problem(item, seconds: float, peak_mb: float | None) -> str | None:
+def _kernel_cpu_seconds(pid: int | None) -> float | None:
+    """CPU time (user + system, its finished children included) the kernel process has used."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, TypeError, ValueError, IndexError):
+        return None
+
+
+def _budget_problem(name: str, seconds: float, cpu: float | None, peak_mb: float | None) -> str | None:
+    """Time counts as min(wall, kernel CPU): a busy machine stretches the wall clock but adds no CPU
+    time, and a lesson that computes longer than its budget spends both."""
     from labkit.notebooks import BUDGET_MB, BUDGET_SECONDS, budget_slack
 
     allowed = BUDGET_SECONDS * budget_slack()
-    name = item.parent.path.name
-    if seconds > allowed:
-        return (f"{name}: its cells ran {seconds:.1f} s, over the lesson budget of {BUDGET_SECONDS} s "
-                f"(x{budget_slack():g} slack for a shared CI machine, LABKIT_BUDGET_SLACK). "
-                "Shorten it, or move material to an optional part.")
+    spent = seconds if cpu is None else min(seconds, cpu)
+    if spent > allowed:
+        return (f"{name}: its cells ran {seconds:.1f} s ({'?' if cpu is None else f'{cpu:.1f}'} s of kernel CPU), "
+                f"over the lesson budget of {BUDGET_SECONDS} s (x{budget_slack():g} slack for a shared CI machine, "
+                "LABKIT_BUDGET_SLACK). Shorten it, or move material to an optional part.")
     if peak_mb is not None and peak_mb > BUDGET_MB:
         return f"{name}: its kernel peaked at {peak_mb:.0f} MB, over the lesson budget of {BUDGET_MB} MB."
     return None
@@ -123,20 +141,29 @@ def _budget_problem(item, seconds: float, peak_mb: float | None) -> str | None:
 def pytest_runtest_makereport(item, call):
     """Sum the cell time of each notebook nbval runs; at its last cell, fail when over budget."""
     outcome = yield
-    if call.when != "call" or not _is_nbval_cell(item) or not _budgets_on():
+    if not _is_nbval_cell(item) or not _budgets_on():
+        return
+    nb = item.parent
+    pid = _kernel_pid(item)
+    if call.when == "setup" and item is getattr(nb, "labkit_first", None):
+        nb.labkit_cpu0 = _kernel_cpu_seconds(pid)  # the kernel's start is not a cell
+    if call.when != "call":
         return
     report = outcome.get_result()
-    nb = item.parent
     nb.labkit_seconds = getattr(nb, "labkit_seconds", 0.0) + (call.stop - call.start)
-    peak = _kernel_peak_mb(item)
+    peak = _kernel_peak_mb(pid)
     if peak is not None:
         nb.labkit_peak_mb = max(peak, getattr(nb, "labkit_peak_mb", 0.0))
     if not getattr(item, "labkit_budget_last", False):
         return
+    cpu = _kernel_cpu_seconds(pid)
+    cpu0 = getattr(nb, "labkit_cpu0", None)
+    cpu = None if cpu is None or cpu0 is None else cpu - cpu0
     peak = getattr(nb, "labkit_peak_mb", None)
     report.user_properties.append(("labkit_budget", [nb.path.name, round(nb.labkit_seconds, 1),
+                                                     None if cpu is None else round(cpu, 1),
                                                      None if peak is None else round(peak)]))
-    problem = _budget_problem(item, nb.labkit_seconds, peak)
+    problem = _budget_problem(nb.path.name, nb.labkit_seconds, cpu, peak)
     if problem and report.passed:
         report.outcome = "failed"
         report.longrepr = problem
@@ -159,5 +186,6 @@ def pytest_terminal_summary(terminalreporter):
     from labkit.notebooks import BUDGET_MB, BUDGET_SECONDS
 
     terminalreporter.section(f"lesson budgets (<= {BUDGET_SECONDS} s of cells, <= {BUDGET_MB} MB kernel peak)")
-    for name, seconds, peak in sorted(_BUDGETS):
-        terminalreporter.line(f"{name:<32} {seconds:>6.1f} s {'?' if peak is None else peak:>6} MB")
+    terminalreporter.line(f"{'solution':<32} {'wall s':>7} {'CPU s':>7} {'peak MB':>8}")
+    for name, seconds, cpu, peak in sorted(_BUDGETS):
+        terminalreporter.line(f"{name:<32} {seconds:>7.1f} {'?' if cpu is None else cpu:>7} {'?' if peak is None else peak:>8}")

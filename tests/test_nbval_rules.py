@@ -81,7 +81,8 @@ labkit.notebooks.BUDGET_SECONDS = 0.05
 
 def test_nbval_run_fails_a_notebook_over_the_time_budget(tmp_path):
     """The notebooks tier's one run of a solution is held to the lesson budget (here shrunk to 0.05 s
-    by a plugin); the second CPU path (LABKIT_BUDGETS=0) is not."""
+    by a plugin; the cell computes, so wall and CPU time are both over); the second CPU path
+    (LABKIT_BUDGETS=0) is not."""
     import nbformat
 
     where = ROOT / "test-artifacts" / f"budget-{os.getpid()}"   # under the root conftest.py, git-ignored
@@ -89,7 +90,8 @@ def test_nbval_run_fails_a_notebook_over_the_time_budget(tmp_path):
     try:
         nb = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
                                                                 "language": "python"}})
-        nb.cells = [nbformat.v4.new_code_cell("import time; time.sleep(0.3)", execution_count=1),
+        nb.cells = [nbformat.v4.new_code_cell("import time\nt = time.time()\nwhile time.time() - t < 0.3:\n    pass",
+                                              execution_count=1),
                     nbformat.v4.new_code_cell("1 + 1", execution_count=2, outputs=[nbformat.v4.new_output(
                         "execute_result", data={"text/plain": "2"}, execution_count=2)])]
         nbformat.write(nb, where / "slow.ipynb")
