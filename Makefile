@@ -8,7 +8,7 @@ STAMP := $(VENV)/.labkit-installed
 # It is asked for only when it answers within 3 s, so an offline mirror or CI loses no time.
 TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 
-.PHONY: lab test test-cpu-path bench assign solutions course-model system-deps clean
+.PHONY: lab test test-fast test-network test-notebooks test-grading test-browser test-cpu-path bench assign solutions course-model system-deps clean
 
 # As root (containers, cloud VMs) JupyterLab needs --allow-root; the URL to open is printed below.
 lab: $(STAMP)
@@ -16,21 +16,49 @@ lab: $(STAMP)
 	echo "Open the http://127.0.0.1:8888/lab?token=... URL that JupyterLab prints below (Ctrl-C stops it)."; \
 	$(VENV)/bin/jupyter lab --notebook-dir=lessons $$root
 
-# nbval re-runs solutions/ and compares with their committed outputs; -n 2 uses both cores.
+# Tests in tiers (markers registered in pyproject.toml; each test belongs to exactly one tier):
+#   fast       units, corpus, judges, structure, clean notebooks: no kernel  (`make test-fast`, the inner loop)
+#   network    asks the package index; skips in seconds when it cannot be reached
+#   notebooks  nbval runs each solution ONCE, compares every output and checks the lesson budgets;
+#              blank lessons run and score zero; the Binder environment
+#   grading    the sandboxed grader on every lesson's solution and blank, and hostile classes
+#   browser    JupyterLab in headless Chromium
+# then the second CPU code path (nbval over solutions/ once more). -n 2 uses both cores.
 PYTEST_ARGS ?= -n 2 --dist loadfile
+PYTEST := $(VENV)/bin/python -m pytest
 NBVAL := --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
+SLOW := notebooks or grading or browser
+TIERS := test-fast test-network test-notebooks test-grading test-browser test-cpu-path
 test: $(STAMP) system-deps
 	$(VENV)/bin/labkit assign --check
-	$(VENV)/bin/python -m pytest tests solutions $(NBVAL) $(PYTEST_ARGS)
-	@$(MAKE) --no-print-directory test-cpu-path
+	@for t in $(TIERS); do start=$$(date +%s); \
+	  $(MAKE) --no-print-directory $$t || exit $$?; \
+	  echo "== $$t: $$(( $$(date +%s) - start )) s"; done
+
+test-fast: $(STAMP)
+	$(PYTEST) tests -m "not ($(SLOW) or network)" $(PYTEST_ARGS)
+
+test-network: $(STAMP)
+	$(PYTEST) tests -m "network and not ($(SLOW))" -p no:xdist
+
+test-notebooks: $(STAMP)
+	$(PYTEST) tests solutions $(NBVAL) -m "notebooks and not (grading or browser)" $(PYTEST_ARGS) --durations=15
+
+test-grading: $(STAMP)
+	$(PYTEST) tests -m "grading and not browser" $(PYTEST_ARGS) --durations=15
+
+test-browser: $(STAMP) system-deps
+	$(PYTEST) tests -m browser $(PYTEST_ARGS) --durations=15
 
 # Committed outputs must hold on any CPU: nbval once more over solutions/ with PyTorch's portable
 # kernels (no AVX2/AVX-512) and one ONNX Runtime thread per session (an IPython startup file).
+# The lesson budgets are checked in the first run only (LABKIT_BUDGETS=0: this path is slower, and
+# a cell may take 3x the lesson's time budget before it is stopped).
 test-cpu-path: $(STAMP)
 	@echo "nbval again under another CPU code path: ATEN_CPU_CAPABILITY=default, one ONNX Runtime thread."
 	@ipy="$$(mktemp -d)"; mkdir -p "$$ipy/profile_default/startup"; \
 	cp tests/cpu_path/one_ort_thread.py "$$ipy/profile_default/startup/"; \
-	ATEN_CPU_CAPABILITY=default IPYTHONDIR="$$ipy" $(VENV)/bin/python -m pytest solutions $(NBVAL) $(PYTEST_ARGS) -p no:cacheprovider; \
+	ATEN_CPU_CAPABILITY=default IPYTHONDIR="$$ipy" LABKIT_BUDGETS=0 LABKIT_BUDGET_SLACK=3 $(PYTEST) solutions $(NBVAL) $(PYTEST_ARGS) -p no:cacheprovider; \
 	rc=$$?; rm -rf "$$ipy"; exit $$rc
 
 bench: $(STAMP)

@@ -1,8 +1,17 @@
 """pytest setup that must apply to every collected path, `solutions/*.ipynb` included.
 
 (A conftest.py under tests/ only reaches collectors under tests/, so nbval's rules live here.)
+
+nbval's run of a solution is the one execution of it in the notebooks tier: every cell is compared
+with its committed output, and the same run is held to the lesson budgets (`labkit.notebooks.BUDGET_SECONDS`
+of cell time, `BUDGET_MB` of kernel peak memory). Its cells carry the `notebooks` marker, so
+`-m notebooks` selects them and `-m "not notebooks"` leaves them out.
 """
 from __future__ import annotations
+
+import os
+
+import pytest
 
 #: outputs nbval never compares: rendering (HTML, images, widget state), stderr, and the verdict JSON,
 #: whose verdict is compared through the text/plain line beside it
@@ -35,21 +44,148 @@ def _needs(path) -> list[str]:
     return [n for n in needs if isinstance(n, str)]
 
 
+def _is_nbval_cell(item) -> bool:
+    return hasattr(getattr(item, "parent", None), "skip_compare")
+
+
+def pytest_configure(config):
+    """nbval's cell timeout tied to the lesson budget (`labkit.notebooks.cell_timeout()`), not its 2000 s."""
+    if getattr(config.option, "nbval_cell_timeout", None) in (2000, "2000"):
+        from labkit.notebooks import cell_timeout
+
+        config.option.nbval_cell_timeout = cell_timeout()
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects: nbval cells get their marker first
 def pytest_collection_modifyitems(config, items):
-    """A notebook whose outputs come from a browser (lesson 08) is compared only where Chromium exists."""
+    """nbval cells are the `notebooks` tier; the last cell of each notebook closes its budget check.
+    A notebook whose outputs come from a browser (lesson 08) is compared only where Chromium exists."""
     import shutil
 
-    import pytest
-
+    last: dict[str, object] = {}
+    for item in items:
+        if _is_nbval_cell(item):
+            item.add_marker(pytest.mark.notebooks)
+            last[str(item.parent.path)] = item
+    for item in last.values():
+        item.labkit_budget_last = True
+    for item in reversed(items):  # the first cell of each notebook (its kernel's start is not a cell)
+        if _is_nbval_cell(item):
+            item.parent.labkit_first = item
     if shutil.which("chromium") or shutil.which("chromium-browser"):
         return
     cache: dict[str, list[str]] = {}
     for item in items:
-        parent = getattr(item, "parent", None)
-        if not hasattr(parent, "skip_compare"):  # not an nbval cell
+        if not _is_nbval_cell(item):
             continue
+        parent = item.parent
         path = str(parent.path)
         needs = cache.setdefault(path, _needs(path))
         if "chromium" in needs:
             item.add_marker(pytest.mark.skip(reason="its outputs come from headless Chromium, which is not installed "
                                                     "(Debian: apt-get install chromium; `make test` does it as root)"))
+
+
+# ------------------------------------------------------------------ lesson budgets in nbval's run
+
+def _budgets_on() -> bool:
+    """Off for the second CPU path (`make test-cpu-path`: portable kernels, one ORT thread are slower)."""
+    return os.environ.get("LABKIT_BUDGETS", "1") != "0"
+
+
+def _kernel_pid(item) -> int | None:
+    km = getattr(getattr(item.parent, "kernel", None), "km", None)
+    proc = getattr(getattr(km, "provisioner", None), "process", None) or getattr(km, "kernel", None)
+    return getattr(proc, "pid", None)
+
+
+def _kernel_peak_mb(pid: int | None) -> float | None:
+    """Peak resident memory (VmHWM) of the kernel process nbval started for this notebook, in MB."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except (OSError, TypeError, ValueError):
+        pass
+    return None
+
+
+def _kernel_cpu_seconds(pid: int | None) -> float | None:
+    """CPU time (user + system, its finished children included) the kernel process has used."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, TypeError, ValueError, IndexError):
+        return None
+
+
+def _budget_problem(name: str, seconds: float, cpu: float | None, peak_mb: float | None) -> str | None:
+    """Time counts as min(wall, kernel CPU): a busy machine stretches the wall clock but adds no CPU
+    time, and a lesson that computes longer than its budget spends both."""
+    from labkit.notebooks import BUDGET_MB, BUDGET_SECONDS, budget_slack
+
+    allowed = BUDGET_SECONDS * budget_slack()
+    spent = seconds if cpu is None else min(seconds, cpu)
+    if spent > allowed:
+        return (f"{name}: its cells ran {seconds:.1f} s ({'?' if cpu is None else f'{cpu:.1f}'} s of kernel CPU), "
+                f"over the lesson budget of {BUDGET_SECONDS} s (x{budget_slack():g} slack for a shared CI machine, "
+                "LABKIT_BUDGET_SLACK). Shorten it, or move material to an optional part.")
+    if peak_mb is not None and peak_mb > BUDGET_MB:
+        return f"{name}: its kernel peaked at {peak_mb:.0f} MB, over the lesson budget of {BUDGET_MB} MB."
+    return None
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Sum the cell time of each notebook nbval runs; at its last cell, fail when over budget."""
+    outcome = yield
+    if not _is_nbval_cell(item) or not _budgets_on():
+        return
+    nb = item.parent
+    pid = _kernel_pid(item)
+    if call.when == "setup" and item is getattr(nb, "labkit_first", None):
+        nb.labkit_cpu0 = _kernel_cpu_seconds(pid)  # the kernel's start is not a cell
+    if call.when != "call":
+        return
+    report = outcome.get_result()
+    nb.labkit_seconds = getattr(nb, "labkit_seconds", 0.0) + (call.stop - call.start)
+    peak = _kernel_peak_mb(pid)
+    if peak is not None:
+        nb.labkit_peak_mb = max(peak, getattr(nb, "labkit_peak_mb", 0.0))
+    if not getattr(item, "labkit_budget_last", False):
+        return
+    cpu = _kernel_cpu_seconds(pid)
+    cpu0 = getattr(nb, "labkit_cpu0", None)
+    cpu = None if cpu is None or cpu0 is None else cpu - cpu0
+    peak = getattr(nb, "labkit_peak_mb", None)
+    report.user_properties.append(("labkit_budget", [nb.path.name, round(nb.labkit_seconds, 1),
+                                                     None if cpu is None else round(cpu, 1),
+                                                     None if peak is None else round(peak)]))
+    problem = _budget_problem(nb.path.name, nb.labkit_seconds, cpu, peak)
+    if problem and report.passed:
+        report.outcome = "failed"
+        report.longrepr = problem
+
+
+_BUDGETS: list[list] = []
+
+
+def pytest_runtest_logreport(report):
+    """Collect each notebook's budget line (also from xdist workers: user_properties travel with reports)."""
+    for key, value in getattr(report, "user_properties", ()):
+        if key == "labkit_budget":
+            _BUDGETS.append(value)
+
+
+def pytest_terminal_summary(terminalreporter):
+    """One line per solution nbval ran: its cell time and its kernel's peak memory, against the budgets."""
+    if not _BUDGETS:
+        return
+    from labkit.notebooks import BUDGET_MB, BUDGET_SECONDS
+
+    terminalreporter.section(f"lesson budgets (<= {BUDGET_SECONDS} s of cells, <= {BUDGET_MB} MB kernel peak)")
+    terminalreporter.line(f"{'solution':<32} {'wall s':>7} {'CPU s':>7} {'peak MB':>8}")
+    for name, seconds, cpu, peak in sorted(_BUDGETS):
+        terminalreporter.line(f"{name:<32} {seconds:>7.1f} {'?' if cpu is None else cpu:>7} {'?' if peak is None else peak:>8}")

@@ -1,12 +1,9 @@
-"""The `labkit` command: assign, doctor, bench, run-solutions, course-model, lesson-time, grade."""
+"""The `labkit` command: assign, doctor, bench, run-solutions, clean, course-model, lesson-time, grade."""
 from __future__ import annotations
 
 import argparse
 import sys
 from pathlib import Path
-
-BUDGET_SECONDS = 60
-BUDGET_MB = 1536
 
 
 def _assign(args) -> int:
@@ -46,7 +43,7 @@ def _solutions(args) -> list[Path]:
 
 
 def _bench(args) -> int:
-    from .notebooks import measure
+    from .notebooks import BUDGET_MB, BUDGET_SECONDS, measure
 
     print(f"{'lesson':<24} {'seconds':>8} {'peak MB':>8} {'points':>9}  budget (≤{BUDGET_SECONDS} s, ≤{BUDGET_MB} MB)")
     worst = 0
@@ -61,11 +58,13 @@ def _bench(args) -> int:
 
 
 def _run_solutions(args) -> int:
+    from .clean import clean_file
     from .notebooks import execute
 
     for path in _solutions(args):
         print(f"executing {path.name} ...", flush=True)
         execute(path, out=path)
+        clean_file(path)  # a re-run diffs only where outputs changed (no widget state, no run metadata)
     print("Done: review the outputs, then run `labkit assign`.")
     return 0
 
@@ -109,6 +108,10 @@ def main(argv: list[str] | None = None) -> int:
         from .grading.instructor import main as grades
 
         return grades(argv[1:])
+    if argv[:1] == ["clean"]:  # labkit clean [--check] [PATH...]
+        from .clean import main as clean
+
+        return clean(argv[1:])
     if argv[:1] == ["grade"]:  # the grader parses its own options (--jobs, --out, ...)
         from .grading import main as grade
 
@@ -133,6 +136,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--check", action="store_true", help="exit 1 if a time line is missing or stale, or a core is over 45 min")
     p.add_argument("--write", action="store_true", help="stamp the time line into each solution's first markdown cell")
     p.set_defaults(fn=_lesson_time)
+    sub.add_parser("clean", help="strip widget state and run metadata from notebooks (labkit clean --help)",
+                   add_help=False)
     sub.add_parser("grade", help="grade a class's submissions (labkit grade --help)", add_help=False)
     sub.add_parser("grades", help="export, report, return feedback, override (labkit grades --help)", add_help=False)
     args = parser.parse_args(argv)

@@ -16,17 +16,36 @@ import nbformat
 from .checks import RESULT_MIME
 
 KERNEL = "python3"
+#: a lesson's budget on a quiet 2-core machine: cell time of its solution, and its kernel's peak memory
+BUDGET_SECONDS = 60
+BUDGET_MB = 1024
+
+
+def budget_slack() -> float:
+    """How much slower than a quiet machine CI may be (LABKIT_BUDGET_SLACK, default 1.5: nbval runs two
+    notebooks at once on 2 cores). Scales the time budget and every notebook timeout tied to it."""
+    try:
+        return max(1.0, float(os.environ.get("LABKIT_BUDGET_SLACK", "1.5")))
+    except ValueError:
+        return 1.5
+
+
+def cell_timeout() -> int:
+    """Seconds one cell may run before it is stopped: the whole lesson's budget (with slack). A cell
+    that takes longer is over budget anyway; this fails in minutes instead of nbval's 2000 s default."""
+    return int(BUDGET_SECONDS * budget_slack())
 
 
 def execute(path: str | os.PathLike, out: str | os.PathLike | None = None, parameters: dict | None = None,
-            cwd: str | os.PathLike | None = None, timeout: int = 300) -> nbformat.NotebookNode:
-    """Execute a notebook with papermill in a fresh kernel (parameters go to its `parameters` cell)."""
+            cwd: str | os.PathLike | None = None, timeout: int | None = None) -> nbformat.NotebookNode:
+    """Execute a notebook with papermill in a fresh kernel (parameters go to its `parameters` cell).
+    `timeout` is per cell, by default `cell_timeout()`."""
     import papermill as pm
 
     with tempfile.TemporaryDirectory() as tmp:
         nb = pm.execute_notebook(
             str(path), str(out) if out else None, parameters=parameters or {}, cwd=str(cwd or tmp),
-            kernel_name=KERNEL, progress_bar=False, log_output=False, execution_timeout=timeout)
+            kernel_name=KERNEL, progress_bar=False, log_output=False, execution_timeout=timeout or cell_timeout())
     return nb
 
 

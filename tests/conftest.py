@@ -3,14 +3,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTIONS = sorted((ROOT / "solutions").glob("*.ipynb"))
 LESSONS = sorted((ROOT / "lessons").glob("*.ipynb"))
-
-
-
-@pytest.fixture(scope="session")
-def root() -> Path:
-    return ROOT

@@ -1,9 +1,11 @@
 """How CI compares committed outputs: nbval's skip rules reach solutions/ (they once lived where only
-tests/ saw them), and the second CPU code path really changes ONNX Runtime's threads."""
+tests/ saw them), the second CPU code path really changes ONNX Runtime's threads, and nbval's run of
+a notebook is held to the lesson budget."""
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -69,3 +71,41 @@ def test_second_cpu_path_gives_ort_one_thread(tmp_path):
     assert patched == ["0", "1"], f"with the startup file: new threads {patched} (default session, 2-thread session)"
     if os.cpu_count() and os.cpu_count() > 1:
         assert plain[0] != "0", "ORT's default already used one thread here: the second pass would change nothing"
+
+
+TINY_BUDGET = '''
+import labkit.notebooks
+labkit.notebooks.BUDGET_SECONDS = 0.05
+'''
+
+
+def test_nbval_run_fails_a_notebook_over_the_time_budget(tmp_path):
+    """The notebooks tier's one run of a solution is held to the lesson budget (here shrunk to 0.05 s
+    by a plugin; the cell computes, so wall and CPU time are both over); the second CPU path
+    (LABKIT_BUDGETS=0) is not."""
+    import nbformat
+
+    where = ROOT / "test-artifacts" / f"budget-{os.getpid()}"   # under the root conftest.py, git-ignored
+    where.mkdir(parents=True, exist_ok=True)
+    try:
+        nb = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                                                "language": "python"}})
+        nb.cells = [nbformat.v4.new_code_cell("import time\nt = time.time()\nwhile time.time() - t < 0.3:\n    pass",
+                                              execution_count=1),
+                    nbformat.v4.new_code_cell("1 + 1", execution_count=2, outputs=[nbformat.v4.new_output(
+                        "execute_result", data={"text/plain": "2"}, execution_count=2)])]
+        nbformat.write(nb, where / "slow.ipynb")
+        (tmp_path / "tiny_budget.py").write_text(TINY_BUDGET)
+        env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+        # (the cell timeout, tied to the budget, is set back to a minute: only the budget check is tested)
+        cmd = [sys.executable, "-m", "pytest", "--nbval", "--nbval-cell-timeout", "60", "-p", "tiny_budget",
+               "-p", "no:cacheprovider", "-p", "no:xdist", "-q", str(where / "slow.ipynb")]
+        over = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env=env, timeout=300)
+        assert over.returncode == 1, over.stdout[-2000:]
+        assert "over the lesson budget of 0.05 s" in over.stdout, over.stdout[-2000:]
+        assert "slow.ipynb" in over.stdout and "lesson budgets" in over.stdout
+        assert "1 failed, 1 passed" in over.stdout, "the first cell passes; the last one carries the budget failure"
+        off = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env={**env, "LABKIT_BUDGETS": "0"}, timeout=300)
+        assert off.returncode == 0, off.stdout[-2000:]
+    finally:
+        shutil.rmtree(where, ignore_errors=True)

@@ -4,6 +4,8 @@ Solutions execute once per test session, in nbval (see the Makefile): it compare
 check verdicts included ("[passed] 03.dynamic_batch 4/4 points"), with the committed ones, and
 `test_committed_solution_outputs_show_full_points_and_no_errors` proves those show full points.
 So a solution that stops reaching full points fails nbval; it is not executed a second time here.
+The same nbval run is held to the lesson budgets (root conftest.py). Blank lessons execute here, with
+a cell timeout tied to the budget (`labkit.notebooks.cell_timeout()`).
 """
 from __future__ import annotations
 

@@ -12,15 +12,34 @@ One module per stage, dataclasses between them:
 * `cache`       — HMAC-authenticated results cache, secret seed.
 * `batch`       — prepares a batch and grades it in a worker pool; temporary folders always removed.
 * `reports`     — grades.csv, per-student results.json and feedback.html, histogram, summary.
-"""
-from .batch import grade_one, main
-from .judge import copy_answers
-from .lesson import Lesson, load_lesson, resolve_lesson
-from .options import GradeError
-from .rebuild import Rebuilt, RunCell, build_run
-from .reports import COLUMNS, feedback_html, write_csv
-from .submissions import Submission, assign_students, expand, read_submission
 
-__all__ = ["main", "grade_one", "copy_answers", "Lesson", "load_lesson", "resolve_lesson", "GradeError", "Rebuilt",
-           "RunCell", "build_run", "COLUMNS", "feedback_html", "write_csv", "Submission", "assign_students", "expand",
-           "read_submission"]
+Importing this package loads none of them: the sandboxed kernel server (`python -m
+labkit.grading.forkserver`) and the verdict process (`python -m labkit.grading.judge`) import only the
+module they run (and run it once, with no RuntimeWarning). The names below load their stage on first use.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+#: public name -> the stage module that defines it
+_FROM = {"main": "batch", "grade_one": "batch", "copy_answers": "judge", "Lesson": "lesson", "load_lesson": "lesson",
+         "resolve_lesson": "lesson", "GradeError": "options", "Rebuilt": "rebuild", "RunCell": "rebuild",
+         "build_run": "rebuild", "COLUMNS": "reports", "feedback_html": "reports", "write_csv": "reports",
+         "Submission": "submissions", "assign_students": "submissions", "expand": "submissions",
+         "read_submission": "submissions"}
+
+__all__ = list(_FROM)
+
+
+def __getattr__(name: str) -> Any:
+    """`labkit.grading.NAME` imports NAME's stage module on first use (PEP 562)."""
+    if name not in _FROM:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_FROM[name]}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_FROM))
