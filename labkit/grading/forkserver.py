@@ -406,6 +406,12 @@ class KernelServer:
         self.submissions = 0
         self.conns: list[Path] = []
 
+    @property
+    def kernel_uid(self) -> int | None:
+        """The uid the current submission's kernels run as: its own (root grader with bubblewrap), the
+        one unprivileged uid (Gradescope's container), or None (the grader's own uid)."""
+        return self.uid if self.uid is not None else self.run_as
+
     # -- the slot
 
     def _new_mount(self) -> None:
@@ -467,8 +473,8 @@ class KernelServer:
         self.work = self.mount / f"w{self.submissions}"
         for d in (self.work, self.work / "answers", self.work / "tmp"):
             d.mkdir(mode=0o700)
-            if (self.uid or self.run_as) is not None:
-                os.chown(d, self.uid or self.run_as, self.uid or self.run_as)
+            if self.kernel_uid is not None:
+                os.chown(d, self.kernel_uid, self.kernel_uid)
         self.conns = []
         return self.work
 
@@ -477,15 +483,15 @@ class KernelServer:
         only until it is ready (`lock`), so it never holds a link the worker would follow."""
         d = self.mount / f"c{self.submissions}-{n}"
         d.mkdir(mode=0o700)
-        if (self.uid or self.run_as) is not None:
-            os.chown(d, 0, self.uid or self.run_as)
+        if self.kernel_uid is not None:
+            os.chown(d, 0, self.kernel_uid)
             os.chmod(d, 0o770)
         self.conns.append(d)
         return d
 
     def lock(self, conn: Path) -> None:
         """The kernel is ready: it can no longer change what is in its connection folder."""
-        if self.uid is not None:
+        if self.kernel_uid is not None:
             os.chmod(conn, 0o750)
 
     def end(self) -> bool:

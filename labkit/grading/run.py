@@ -141,8 +141,8 @@ class Runner:
         conn = self.server.conn_dir(n)  # root-owned, outside the learner's folder
         fname, _ = write_connection_file(str(conn / f"k{n}.json"), transport="ipc", ip=str(conn / "k"),
                                          key=os.urandom(32).hex().encode())
-        if self.server.uid is not None:  # the kernel, an unprivileged uid, must read it
-            os.chown(fname, 0, self.server.uid)
+        if self.server.kernel_uid is not None:  # the kernel, an unprivileged uid, must read it
+            os.chown(fname, 0, self.server.kernel_uid)
             os.chmod(fname, 0o640)
         pid = self.server.fork(Path(fname), conn / "kernel.log")
         kc = AsyncKernelClient(context=bounded_context())
