@@ -43,9 +43,10 @@ assign: $(STAMP)
 solutions: $(STAMP)
 	$(VENV)/bin/labkit run-solutions
 
-# Maintainers: retrain the course CNN that ships in labkit/assets (then `make solutions assign`).
+# Maintainers: retrain the course CNN and lesson 09's transformer that ship in labkit/assets (then `make solutions assign`).
 course-model: $(STAMP)
 	$(VENV)/bin/labkit course-model
+	$(VENV)/bin/labkit course-model --transformer
 
 $(STAMP): pyproject.toml package-lock.json
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)

@@ -1,6 +1,7 @@
 """Lesson 09: the course transformer (weights, tokenizer, cache), the judges' numpy reference, precise messages
 for typical mistakes and hostile answers."""
 import hashlib
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -201,3 +202,25 @@ def test_export_with_a_fixed_length_is_named():
     assert r.status == "failed" and r.points == 0
     assert "was fixed by the example input" in r.tests[0].message
     assert all("ONNX Runtime failed" in t.message for t in r.tests[1:]), [t.message for t in r.tests]
+
+
+def test_course_model_command_retrains_the_transformer(tmp_path):
+    """`labkit course-model --transformer` trains, writes the weights and held-out text, records the SHA-256."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    from labkit import transformer
+
+    pkg = tmp_path / "labkit"
+    shutil.copytree(Path(transformer.__file__).parent, pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    out = subprocess.run([sys.executable, "-c", "from labkit.cli import main; "
+                          "raise SystemExit(main(['course-model', '--transformer', '--steps', '2']))"],
+                         cwd=tmp_path, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    assert out.returncode == 0, out.stderr
+    sha = hashlib.sha256((pkg / "assets" / "tiny_gpt.npz").read_bytes()).hexdigest()
+    assert sha != WEIGHTS_SHA256 and f'WEIGHTS_SHA256 = "{sha}"' in (pkg / "transformer.py").read_text()
+    assert sha in out.stdout and "run-solutions 09" in out.stdout
+    with np.load(pkg / "assets" / "tiny_gpt.npz") as f:
+        assert f["heldout"].shape == (transformer.HELDOUT_CHARS,)
