@@ -71,9 +71,10 @@ assign: $(STAMP)
 solutions: $(STAMP)
 	$(VENV)/bin/labkit run-solutions
 
-# Maintainers: retrain the course CNN that ships in labkit/assets (then `make solutions assign`).
+# Maintainers: retrain the course CNN and lesson 09's transformer that ship in labkit/assets (then `make solutions assign`).
 course-model: $(STAMP)
 	$(VENV)/bin/labkit course-model
+	$(VENV)/bin/labkit course-model --transformer
 
 # PYTHONWARNINGS hides setuptools' 12-line "Editable installation" banner (a note for package authors).
 $(STAMP): pyproject.toml package-lock.json

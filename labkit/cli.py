@@ -70,6 +70,16 @@ def _run_solutions(args) -> int:
 
 
 def _course_model(args) -> int:
+    if args.transformer:
+        from . import transformer
+
+        steps = args.steps or transformer.STEPS
+        print(f"Training the course transformer ({steps} steps, one thread; several minutes)...", flush=True)
+        sha, ppl = transformer.write_course_model(steps=steps)
+        print(f"Wrote {transformer.WEIGHTS_FILE} (held-out perplexity {ppl:.3f}); SHA-256 {sha} recorded in "
+              "labkit/transformer.py.")
+        print("Now refresh lesson 09's committed outputs: labkit run-solutions 09 && labkit assign.")
+        return 0
     from .models import EPOCHS, WEIGHTS_FILE, write_course_model
 
     epochs = args.epochs or EPOCHS
@@ -128,8 +138,10 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("run-solutions", help="re-execute solution notebooks in place (refresh outputs)")
     p.add_argument("lessons", nargs="*", help="lesson numbers (default: all)")
     p.set_defaults(fn=_run_solutions)
-    p = sub.add_parser("course-model", help="maintainers: retrain the shipped course CNN and record its SHA-256")
+    p = sub.add_parser("course-model", help="maintainers: retrain the shipped course CNN (or --transformer) and record its SHA-256")
     p.add_argument("--epochs", type=int, default=None, help="training epochs (default: as shipped)")
+    p.add_argument("--transformer", action="store_true", help="retrain lesson 09's transformer instead of the CNN")
+    p.add_argument("--steps", type=int, default=None, help="transformer training steps (default: as shipped)")
     p.set_defaults(fn=_course_model)
     p = sub.add_parser("lesson-time", help="learner minutes per lesson by the rule (labkit/lesson_time.py)")
     p.add_argument("lessons", nargs="*", help="lesson numbers (default: all)")

@@ -1,0 +1,334 @@
+"""Lesson 09 exercises, judge side (references, test inputs, quiz keys): export a transformer with dynamic
+shapes, greedy generation with the key/value cache, perplexity.
+
+Conventions (the notebook's prompts state the same, the judges below enforce them):
+
+* ``export_dynamic(model)`` gets a small TinyGPT with random weights (``labkit.exercises.l09.random_gpt``)
+  whose ``forward(ids)`` returns logits, and returns its ONNX export (a ModelProto, bytes or a path) with one
+  int64 input (batch, sequence) and the logits as first output. The judge runs it with ONNX Runtime at batch
+  sizes and lengths the learner never saw and compares with a numpy forward pass of the same weights.
+* ``generate(session, prompt_ids, n_new)`` gets the course decoder (``labkit.exercises.l09.cache_decoder``) and
+  returns the ``n_new`` greedily chosen next tokens as ints. The session refuses a second run with an empty past,
+  so an answer that does not use the cache raises. Expected tokens come from a numpy forward pass of the shipped
+  weights; where the two best logits are closer than ``TIE`` the rest of the sequence is not compared (float sums
+  in another order could pick either).
+* ``perplexity(logits, targets)`` returns ``exp(mean(-log softmax(logits)[i, targets[i]]))`` as a float.
+"""
+from __future__ import annotations
+
+import labkit.exercises.l09  # noqa: F401 (declares the exercises judged here)
+
+import functools
+
+import numpy as np
+
+from labkit.checks import TestResult, error_line, judge, load_onnx, ort_session, quiz_key
+from labkit.plain import Make, Raised
+from labkit.transformer import CONTEXT, course_weights, encode, heldout_text, random_state
+
+# ---------------------------------------------------------------- a numpy reference of TinyGPT
+
+
+def _layer_norm(x, w, b, eps=1e-5):
+    mu = x.mean(-1, keepdims=True)
+    var = ((x - mu) ** 2).mean(-1, keepdims=True)
+    return (x - mu) / np.sqrt(var + eps) * w + b
+
+
+def _gelu(x):
+    from scipy.special import erf
+
+    return 0.5 * x * (1 + erf(x / np.sqrt(2)))
+
+
+def forward(state: dict[str, np.ndarray], ids: np.ndarray, n_head: int) -> np.ndarray:
+    """Logits (batch, seq, vocab) of a TinyGPT given by its state dict, in float64 numpy."""
+    st = {k: np.asarray(v, np.float64) for k, v in state.items()}
+    ids = np.asarray(ids, np.int64)
+    b, t = ids.shape
+    x = st["tok.weight"][ids] + st["pos.weight"][np.arange(t)]
+    d = x.shape[-1]
+    hd = d // n_head
+    future = np.arange(t)[None, :] > np.arange(t)[:, None]
+    i = 0
+    while f"blocks.{i}.qkv.weight" in st:
+        p = f"blocks.{i}."
+        h = _layer_norm(x, st[p + "ln1.weight"], st[p + "ln1.bias"]) @ st[p + "qkv.weight"].T + st[p + "qkv.bias"]
+        q, k, v = (h[..., j * d:(j + 1) * d].reshape(b, t, n_head, hd).transpose(0, 2, 1, 3) for j in range(3))
+        att = q @ k.transpose(0, 1, 3, 2) / np.sqrt(hd)
+        att = np.where(future, -np.inf, att)
+        att = np.exp(att - att.max(-1, keepdims=True))
+        att /= att.sum(-1, keepdims=True)
+        y = (att @ v).transpose(0, 2, 1, 3).reshape(b, t, d)
+        x = x + y @ st[p + "proj.weight"].T + st[p + "proj.bias"]
+        h = _layer_norm(x, st[p + "ln2.weight"], st[p + "ln2.bias"]) @ st[p + "fc1.weight"].T + st[p + "fc1.bias"]
+        x = x + _gelu(h) @ st[p + "fc2.weight"].T + st[p + "fc2.bias"]
+        i += 1
+    return _layer_norm(x, st["ln_f.weight"], st["ln_f.bias"]) @ st["head.weight"].T
+
+
+def _describe(got) -> str:
+    if isinstance(got, np.ndarray):
+        return f"an array of shape {got.shape}"
+    return "None" if got is None else f"a {type(got).__name__}"
+
+
+# ---------------------------------------------------------------- 09.export_dynamic
+
+EXPORT_SYMBOLIC = "the input's batch and sequence dimensions are symbolic"
+EXPORT_RUNS = ("batch 1 at a length you did not export with", "another batch size and length",
+               "the full context length")
+EXPORT_TESTS = (EXPORT_SYMBOLIC, *EXPORT_RUNS)
+
+
+def _export_seed(seed: int) -> int:
+    return int(np.random.default_rng(seed + 901).integers(0, 2**31))
+
+
+def _export_cases(seed: int) -> list[tuple]:
+    return [(Make("labkit.exercises.l09:random_gpt", (_export_seed(seed),)),)]
+
+
+def _export_shapes(seed: int, context: int) -> list[tuple[int, int]]:
+    rng = np.random.default_rng(seed + 902)
+    return [(1, int(rng.integers(3, 30))), (int(rng.integers(2, 6)), int(rng.integers(31, context - 1))),
+            (int(rng.integers(1, 3)), context)]
+
+
+def _dims(value_info) -> list:
+    return [d.dim_param or (d.dim_value if d.HasField("dim_value") else "?") for d in value_info.type.tensor_type.shape.dim]
+
+
+@judge("09.export_dynamic", cases=_export_cases, tests=EXPORT_TESTS, behaviour=EXPORT_RUNS)
+def _export_dynamic(outputs, seed):
+    got = outputs[0] if isinstance(outputs, list) and outputs else None
+    model, problem = load_onnx(got)
+    if isinstance(got, str):
+        problem = (f"your function returned the string {got[:80]!r}; return the model itself: "
+                   "onnx_program.model_proto, or onnx.load(path) of the file you saved")
+    if problem:
+        for name in EXPORT_TESTS:
+            yield TestResult(name, False, problem)
+        return
+    inits = {i.name for i in model.graph.initializer}
+    inputs = [i for i in model.graph.input if i.name not in inits]
+    if len(inputs) != 1:
+        msg = (f"the model has {len(inputs)} inputs ({', '.join(i.name for i in inputs)}); export the model you were "
+               "given, whose forward(ids) takes one tensor of token ids")
+        for name in EXPORT_TESTS:
+            yield TestResult(name, False, msg)
+        return
+    dims = _dims(inputs[0])
+    if len(dims) != 2:
+        yield TestResult(EXPORT_SYMBOLIC, False, f"the input has shape {dims}; expected (batch, sequence)")
+    else:
+        fixed = [("batch", "sequence")[i] + f" = {d}" for i, d in enumerate(dims) if isinstance(d, int)]
+        yield TestResult(EXPORT_SYMBOLIC, not fixed,
+                         f"input {inputs[0].name!r} has shape {dims}" if not fixed else
+                         f"input {inputs[0].name!r} has shape {dims}: {' and '.join(fixed)} was fixed by the example "
+                         "input; pass dynamic_shapes with a torch.export.Dim for it")
+    config, state = random_state(_export_seed(seed))
+    try:
+        session = ort_session(model)
+    except Exception as e:
+        for name in EXPORT_RUNS:
+            yield TestResult(name, False, f"ONNX Runtime cannot load your model: {error_line(e)}")
+        return
+    rng = np.random.default_rng(seed + 903)
+    for name, (batch, length) in zip(EXPORT_RUNS, _export_shapes(seed, config["context"])):
+        ids = rng.integers(0, config["vocab_size"], size=(batch, length)).astype(np.int64)
+        want = forward(state, ids, config["n_head"])
+        try:
+            logits = session.run(None, {inputs[0].name: ids})[0]
+        except Exception as e:
+            yield TestResult(name, False, f"ids of shape ({batch}, {length}): ONNX Runtime failed: {error_line(e)}"
+                                          + (" — was this dimension fixed at export?" if not all(
+                                              isinstance(d, str) for d in dims) else ""))
+            continue
+        if logits.shape != want.shape:
+            yield TestResult(name, False, f"ids of shape ({batch}, {length}): expected logits of shape {want.shape}, "
+                                          f"got {logits.shape}")
+            continue
+        err = float(np.max(np.abs(logits - want)))
+        ok = bool(np.allclose(logits, want, rtol=1e-3, atol=1e-3))
+        yield TestResult(name, ok, f"ids of shape ({batch}, {length}): logits match PyTorch's (max difference "
+                                   f"{err:.1e})" if ok else
+                         f"ids of shape ({batch}, {length}): logits differ from the model's by up to {err:.3g}")
+
+
+# ---------------------------------------------------------------- 09.generate
+
+TIE = 1e-3
+GENERATE_FORMAT = "returns n_new token ids as ints"
+GENERATE_RUNS = ("a short prompt", "a long prompt", "a single new token", "many new tokens")
+GENERATE_TESTS = (GENERATE_FORMAT, *GENERATE_RUNS)
+
+
+def _generate_specs(seed: int) -> list[tuple[np.ndarray, int]]:
+    from labkit.transformer import decode
+
+    rng = np.random.default_rng(seed + 911)
+    ids = encode(heldout_text())
+    specs = []
+    for length, n_new in ((int(rng.integers(4, 12)), int(rng.integers(6, 14))),
+                          (int(rng.integers(40, 70)), int(rng.integers(6, 14))),
+                          (int(rng.integers(12, 40)), 1),
+                          (int(rng.integers(8, 30)), int(rng.integers(30, 45)))):
+        while True:  # a prompt of prose (mostly letters), not a table or an indented block
+            start = int(rng.integers(1, len(ids) - length))
+            text = decode(ids[start - 1:start + length])
+            if text[0] in " \n" and sum(c.isalpha() for c in text) >= 0.7 * length:
+                break
+        specs.append((ids[start:start + length].copy(), n_new))
+    return specs
+
+
+def _generate_cases(seed: int) -> list[tuple]:
+    return [(Make("labkit.exercises.l09:cache_decoder", ()), prompt, n_new) for prompt, n_new in _generate_specs(seed)]
+
+
+@functools.lru_cache(maxsize=64)
+def _greedy_cached(prompt: tuple, n_new: int) -> tuple[list[int], list[float]]:
+    return greedy_reference(np.array(prompt, np.int64), n_new)
+
+
+def greedy_reference(prompt: np.ndarray, n_new: int) -> tuple[list[int], list[float]]:
+    """The greedy continuation of `prompt` by the course model (numpy, no cache) and each step's margin
+    between the two best logits."""
+    state = course_weights()
+    seq = [int(t) for t in prompt]
+    out, margins = [], []
+    for _ in range(n_new):
+        last = forward(state, np.array([seq[-CONTEXT:]]), 4)[0, -1]
+        top = np.sort(last)[-2:]
+        out.append(int(np.argmax(last)))
+        margins.append(float(top[1] - top[0]))
+        seq.append(out[-1])
+    return out, margins
+
+
+def _as_ids(got) -> list[int] | None:
+    if isinstance(got, np.ndarray) and got.ndim == 1 and got.dtype.kind in "iu":
+        return [int(v) for v in got]
+    if isinstance(got, list) and all(isinstance(v, int) and not isinstance(v, bool) for v in got):
+        return list(got)
+    return None
+
+
+@judge("09.generate", cases=_generate_cases, tests=GENERATE_TESTS, behaviour=GENERATE_RUNS)
+def _generate(outputs, seed):
+    from labkit.transformer import decode
+
+    specs = _generate_specs(seed)
+    outputs = outputs if isinstance(outputs, list) and len(outputs) == len(specs) else [None] * len(specs)
+    bad = None
+    for i, (got, (prompt, n_new)) in enumerate(zip(outputs, specs)):
+        ids = _as_ids(got)
+        if isinstance(got, Raised):
+            bad = f"case {i}: your function {got.message}"
+        elif ids is None:
+            bad = f"case {i}: expected a list of {n_new} ints, got {_describe(got)}"
+        elif len(ids) != n_new:
+            bad = f"case {i}: asked for n_new = {n_new} tokens, got {len(ids)}" + (
+                " (return only the new tokens, not the prompt)" if len(ids) == n_new + len(prompt) else "")
+        if bad:
+            break
+    yield TestResult(GENERATE_FORMAT, bad is None, bad or "every case returned exactly n_new ints")
+    for name, got, (prompt, n_new) in zip(GENERATE_RUNS, outputs, specs):
+        where = f"prompt {decode(prompt)!r}, n_new = {n_new}"
+        if isinstance(got, Raised):
+            yield TestResult(name, False, f"{where}: your function {got.message}")
+            continue
+        ids = _as_ids(got)
+        if ids is None:
+            yield TestResult(name, False, f"{where}: expected a list of ints, got {_describe(got)}")
+            continue
+        want, margins = _greedy_cached(tuple(int(t) for t in prompt), n_new)
+        agree = 0
+        for g, w, m in zip(ids, want, margins):
+            if g == w:
+                agree += 1
+                continue
+            if m < TIE:  # a near tie: either token is right, and what follows depends on the pick
+                agree = len(want)
+            break
+        if agree >= len(want) and len(ids) == len(want):
+            yield TestResult(name, True, f"{where}: the {n_new} greedy tokens {decode(want)!r}")
+        else:
+            yield TestResult(name, False, f"{where}: expected the greedy continuation {decode(want)!r}, got "
+                                          f"{decode([i for i in ids if 0 <= i < 96])!r} (first difference at "
+                                          f"token {agree})")
+
+
+# ---------------------------------------------------------------- 09.perplexity
+
+PPL_TESTS = ("small random logits", "large logits (naive exp overflows)", "a single position",
+             "uniform logits give the vocabulary size", "a confident, mostly right model")
+
+
+def _ppl_cases(seed: int) -> list[tuple]:
+    rng = np.random.default_rng(seed + 921)
+    n, v = int(rng.integers(20, 60)), int(rng.integers(10, 100))
+    small = (rng.normal(size=(n, v)).astype(np.float32), rng.integers(0, v, n).astype(np.int64))
+    big = (rng.normal(0, 4, size=(n, v)).astype(np.float32) + np.float32(rng.uniform(800, 1200)), rng.integers(0, v, n).astype(np.int64))
+    one = (rng.normal(size=(1, v)).astype(np.float32), rng.integers(0, v, 1).astype(np.int64))
+    vu = int(rng.integers(5, 200))
+    uniform = (np.full((n, vu), float(rng.normal()), np.float32), rng.integers(0, vu, n).astype(np.int64))
+    t = rng.integers(0, v, n).astype(np.int64)
+    conf = rng.normal(size=(n, v)).astype(np.float32)
+    conf[np.arange(n), t] += 6
+    return [small, big, one, uniform, (conf, t)]
+
+
+def perplexity_ref(logits: np.ndarray, targets: np.ndarray) -> float:
+    x = np.asarray(logits, np.float64)
+    m = x.max(-1, keepdims=True)
+    logp = x - m - np.log(np.exp(x - m).sum(-1, keepdims=True))
+    return float(np.exp(-logp[np.arange(len(targets)), np.asarray(targets)].mean()))
+
+
+@judge("09.perplexity", cases=_ppl_cases, tests=PPL_TESTS, behaviour=PPL_TESTS)
+def _perplexity(outputs, seed):
+    outputs = outputs if isinstance(outputs, list) and len(outputs) == len(PPL_TESTS) else [None] * len(PPL_TESTS)
+    for name, got, (logits, targets) in zip(PPL_TESTS, outputs, _ppl_cases(seed)):
+        want = perplexity_ref(logits, targets)
+        if isinstance(got, Raised):
+            yield TestResult(name, False, f"your function {got.message}")
+            continue
+        if isinstance(got, np.ndarray) and got.size == 1:
+            got = float(got.reshape(()))
+        if not isinstance(got, (int, float)) or isinstance(got, bool):
+            yield TestResult(name, False, f"expected one number (a float), got {_describe(got)}")
+            continue
+        ok = bool(np.isfinite(got)) and abs(got - want) <= 1e-4 * abs(want) + 1e-6
+        msg = f"perplexity {want:.6g}" if ok else f"expected {want:.6g}, got {got:.6g}"
+        if not ok and not np.isfinite(got):
+            msg += " — exp of large logits overflows: subtract each row's maximum first (log-sum-exp)"
+        elif not ok and abs(got - np.log(want)) <= 1e-4 * abs(np.log(want)) + 1e-6:
+            msg += " — that is the mean negative log-likelihood; perplexity is its exp"
+        elif not ok and abs(got - 2 ** np.log(want)) <= 1e-4 * want:
+            msg += " — perplexity uses the natural exp of the natural-log likelihood (or 2** of a log2), not a mix"
+        yield TestResult(name, ok, msg)
+
+
+# ---------------------------------------------------------------- 09.quiz
+
+quiz_key("09.quiz", {
+    "q1": ("b", "The dynamo exporter specializes every dimension to the example's size unless dynamic_shapes says "
+                "otherwise, without a warning; ONNX Runtime then rejects a 20-token input. ONNX shapes are only "
+                "dynamic where the graph says so (a), and nothing crops inputs (c)."),
+    "q2": ("a", "Without a cache each new token reruns the whole prefix: token n costs about n positions of work "
+                "(and attention n² of it), so a sequence costs about n² in all. Attention looks at every earlier "
+                "key (b), and ONNX Runtime keeps nothing between runs (c): the cache is explicit inputs and outputs."),
+    "q3": ("c", "present = concat(past, new) along the sequence axis: length p + s. Only the new keys (a) would lose "
+                "the past; keeping the past's length (b) would drop the new token."),
+    "q4": ("a", "MatMulNBits keeps 4-bit weights with a scale per block and dequantizes them inside the kernel: the "
+                "weights shrink several times and less memory is read per token. Activations stay float (b), and the "
+                "weights stay packed in memory (c)."),
+    "q5": ("b", "float16 weights halve the file, but most CPU kernels compute in float32, so the converter inserts "
+                "Casts and the model is rarely faster (often slower). Half precision is not 4x smaller (c), and "
+                "halving arithmetic needs float16 units the CPU kernels use (a)."),
+    "q6": ("c", "Rewriters such as onnxscript's ORT fusions match the node pattern that scaled_dot_product_attention "
+                "exports; hand-written attention is the same math in another arrangement. The CPU provider has "
+                "fused attention (a), and fusion does not depend on quantization (b)."),
+})

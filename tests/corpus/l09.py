@@ -1,0 +1,231 @@
+"""Lesson 09: answers learners write for the dynamic export, the cached decode loop and perplexity."""
+import numpy as np
+import onnx
+import torch
+
+from corpus import Right, Wrong
+from labkit.quiet import quiet
+
+# ---------------------------------------------------------------- 09.export_dynamic
+
+
+def _dynamo(dims="both", example=(2, 8)):
+    def export_dynamic(model):
+        ids = torch.zeros(example, dtype=torch.int64)
+        batch, seq = torch.export.Dim("batch"), torch.export.Dim("seq", max=model.context)
+        shapes = {"both": {0: batch, 1: seq}, "batch": {0: batch}, "seq": {1: seq}}.get(dims)
+        with quiet():
+            return torch.onnx.export(model, (ids,), dynamo=True,
+                                     dynamic_shapes=None if shapes is None else {"ids": shapes}).model_proto
+    return export_dynamic
+
+
+def _legacy(dynamic: bool, path):
+    def export_dynamic(model):
+        with quiet():
+            torch.onnx.export(model, (torch.zeros((1, 5), dtype=torch.int64),), str(path), dynamo=False,
+                              input_names=["tokens"], output_names=["logits"],
+                              dynamic_axes={"tokens": {0: "b", 1: "t"}, "logits": {0: "b", 1: "t"}} if dynamic else None)
+        return onnx.load(str(path))
+    return export_dynamic
+
+
+def _wrapped(make_wrapper):
+    def export_dynamic(model):
+        return _dynamo()(make_wrapper(model))
+    return export_dynamic
+
+
+class _Argmax(torch.nn.Module):
+    def __init__(self, model):
+        super().__init__()
+        self.model, self.context = model, model.context
+
+    def forward(self, ids):
+        return self.model(ids).argmax(-1)
+
+
+class _LastOnly(_Argmax):
+    def forward(self, ids):
+        return self.model(ids)[:, -1]
+
+
+def _course_model_instead(model):
+    from labkit.transformer import LogitsOnly, trained_gpt
+
+    course = LogitsOnly(trained_gpt())
+    course.context = model.context
+    return course
+
+
+def _dim_auto(tmp):
+    def export_dynamic(model):
+        path = tmp / "tiny.onnx"
+        with quiet():
+            program = torch.onnx.export(model, (torch.ones((3, 11), dtype=torch.int64),), dynamo=True,
+                                        dynamic_shapes=([torch.export.Dim.DYNAMIC, torch.export.Dim.DYNAMIC],))
+        program.save(str(path))
+        return onnx.load(str(path))
+    return export_dynamic
+
+
+# ---------------------------------------------------------------- 09.generate
+
+
+def _empty_past(session):
+    layers, _, heads, _, head_dim = session.get_inputs()[1].shape
+    return np.zeros((layers, 1, heads, 0, head_dim), np.float32)
+
+
+def _gen(no_cache=False, fixed=None, stale_past=False, refeed=False, position=-1, with_prompt=False, short=False,
+         sample=False):
+    def generate(session, prompt_ids, n_new):
+        rng = np.random.default_rng(0)
+        seq = [int(t) for t in prompt_ids]
+        empty = _empty_past(session)
+        logits, pk, pv = session.run(None, {"ids": np.array([seq], np.int64), "past_keys": empty,
+                                            "past_values": empty})
+        prefill = (pk, pv)
+        out = []
+        for step in range(fixed or (n_new - 1 if short else n_new)):
+            row = logits[0, position]
+            if sample:
+                p = np.exp(row - row.max())
+                nxt = int(rng.choice(len(p), p=p / p.sum()))
+            else:
+                nxt = int(row.argmax())
+            out.append(nxt)
+            seq.append(nxt)
+            if no_cache:
+                logits, pk, pv = session.run(None, {"ids": np.array([seq], np.int64), "past_keys": empty,
+                                                    "past_values": empty})
+            elif refeed:
+                logits, pk, pv = session.run(None, {"ids": np.array([seq], np.int64), "past_keys": pk,
+                                                    "past_values": pv})
+            else:
+                past = prefill if stale_past else (pk, pv)
+                logits, pk, pv = session.run(None, {"ids": np.array([[nxt]], np.int64), "past_keys": past[0],
+                                                    "past_values": past[1]})
+        return seq if with_prompt else out
+    return generate
+
+
+def _gen_token_by_token(session, prompt_ids, n_new):
+    """Right: the prompt goes through the cache one token at a time too (slower prefill, same tokens)."""
+    names = [i.name for i in session.get_inputs()]
+    past = [_empty_past(session)] * 2
+    tokens = list(np.asarray(prompt_ids).tolist())
+    produced = np.empty(0, dtype=np.int64)
+    i = 0
+    while len(produced) < n_new:
+        logits, *past = session.run(None, dict(zip(names, [np.array([[tokens[i]]], np.int64), *past])))
+        i += 1
+        if i >= len(tokens):
+            produced = np.append(produced, np.argmax(logits[:, -1, :], axis=-1))
+            tokens.append(int(produced[-1]))
+    return produced
+
+
+def _gen_while(session, prompt_ids, n_new):
+    """Right: a while loop over a dict that carries the cache, tokens gathered in an array."""
+    feed = {"ids": np.asarray(prompt_ids, dtype=np.int64).reshape(1, -1)}
+    feed["past_keys"] = feed["past_values"] = _empty_past(session)
+    new = []
+    while len(new) < n_new:
+        logits, feed["past_keys"], feed["past_values"] = session.run(["logits", "present_keys", "present_values"], feed)
+        new.append(logits[0][-1].argmax().item())
+        feed["ids"] = np.array(new[-1:], dtype=np.int64)[None]
+    return new
+
+
+# ---------------------------------------------------------------- 09.perplexity
+
+
+def _log_softmax(x):
+    x = np.asarray(x, np.float64)
+    m = x.max(-1, keepdims=True)
+    return x - m - np.log(np.exp(x - m).sum(-1, keepdims=True))
+
+
+def _ppl_scipy(logits, targets):
+    from scipy.special import log_softmax
+
+    return float(np.exp(-np.mean(np.take_along_axis(log_softmax(logits, axis=1), targets[:, None], axis=1))))
+
+
+def _ppl_torch(logits, targets):
+    loss = torch.nn.functional.cross_entropy(torch.from_numpy(logits).double(), torch.from_numpy(targets))
+    return loss.exp().item()
+
+
+def _ppl_naive(logits, targets):
+    with np.errstate(all="ignore"):   # the overflow is the mistake; keep the test log quiet
+        p = np.exp(logits) / np.exp(logits).sum(-1, keepdims=True)
+        return float(np.exp(-np.log(p[np.arange(len(targets)), targets]).mean()))
+
+
+def _nll_only(logits, targets):
+    return float(-_log_softmax(logits)[np.arange(len(targets)), targets].mean())
+
+
+def _exp_of_sum(logits, targets):
+    return float(np.exp(-_log_softmax(logits)[np.arange(len(targets)), targets].sum()))
+
+
+def _inverse_mean_prob(logits, targets):
+    return float(1 / np.exp(_log_softmax(logits)[np.arange(len(targets)), targets]).mean())
+
+
+def _exp2(logits, targets):
+    return float(2 ** (-_log_softmax(logits)[np.arange(len(targets)), targets].mean()))
+
+
+def _shifted(logits, targets):
+    lp = _log_softmax(logits[:-1])
+    if len(lp) == 0:
+        return float("nan")
+    return float(np.exp(-lp[np.arange(len(lp)), targets[1:]].mean()))
+
+
+def _wrong_axis(logits, targets):
+    x = np.asarray(logits, np.float64)
+    lp = x - np.log(np.exp(x - x.max(0)).sum(0)) - x.max(0)
+    return float(np.exp(-lp[np.arange(len(targets)), targets].mean()))
+
+
+CORPUS = {
+    "09.export_dynamic": [
+        Right("legacy exporter with dynamic_axes, saved to a file", make=lambda tmp: _legacy(True, tmp / "m.onnx")),
+        Right("Dim.DYNAMIC given as a tuple, saved with program.save", make=_dim_auto),
+        Wrong("fixed length: no dynamic_shapes", answer=_dynamo(dims=None)),
+        Wrong("only the batch dimension dynamic", answer=_dynamo(dims="batch")),
+        Wrong("only the sequence dimension dynamic", answer=_dynamo(dims="seq")),
+        Wrong("legacy exporter without dynamic_axes", make=lambda tmp: _legacy(False, tmp / "m.onnx")),
+        Wrong("exports the argmax tokens instead of the logits", answer=_wrapped(_Argmax)),
+        Wrong("exports the last position's logits only", answer=_wrapped(_LastOnly)),
+        Wrong("exports the course model instead of the one given", answer=_wrapped(_course_model_instead)),
+    ],
+    "09.generate": [
+        Right("prefill one token at a time through the cache", answer=_gen_token_by_token),
+        Right("a while loop over a feed dict", answer=_gen_while),
+        Wrong("did not use the cache: reruns the whole sequence every step", answer=_gen(no_cache=True)),
+        Wrong("fixed length: always 20 tokens", answer=_gen(fixed=20)),
+        Wrong("keeps the prompt's past instead of the latest present", answer=_gen(stale_past=True)),
+        Wrong("feeds the whole sequence again on top of the past", answer=_gen(refeed=True)),
+        Wrong("takes the logits of the first position", answer=_gen(position=0)),
+        Wrong("returns the prompt with the new tokens", answer=_gen(with_prompt=True)),
+        Wrong("one token short", answer=_gen(short=True)),
+        Wrong("samples instead of taking the argmax", answer=_gen(sample=True)),
+    ],
+    "09.perplexity": [
+        Right("scipy's log_softmax with take_along_axis", answer=_ppl_scipy),
+        Right("torch's cross_entropy, then exp", answer=_ppl_torch),
+        Wrong("naive softmax: exp overflows on large logits", answer=_ppl_naive),
+        Wrong("returns the mean negative log-likelihood (no exp)", answer=_nll_only),
+        Wrong("exp of the sum instead of the mean", answer=_exp_of_sum),
+        Wrong("one over the mean probability", answer=_inverse_mean_prob),
+        Wrong("2 to the power of a natural-log mean", answer=_exp2),
+        Wrong("shifts logits and targets by one position", answer=_shifted),
+        Wrong("softmax over the wrong axis", answer=_wrong_axis),
+    ],
+}

@@ -1,0 +1,226 @@
+"""Lesson 09: the course transformer (weights, tokenizer, cache), the judges' numpy reference, precise messages
+for typical mistakes and hostile answers."""
+import hashlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from labkit.checks import evaluate, get
+from labkit.transformer import (CONTEXT, CourseModelError, WEIGHTS_FILE, WEIGHTS_SHA256, decode, encode,
+                                gpt_from_state, heldout_text, random_state, read_weights, trained_gpt)
+from labkit_judges import l09
+
+
+def _stub(*args):
+    raise NotImplementedError("write your solution here")
+
+
+# ---------------------------------------------------------------- the model
+
+
+def test_shipped_weights_match_their_hash():
+    assert hashlib.sha256(WEIGHTS_FILE.read_bytes()).hexdigest() == WEIGHTS_SHA256
+    assert WEIGHTS_FILE.stat().st_size < 2_000_000
+
+
+def test_weights_that_do_not_verify_are_refused(tmp_path):
+    bad = tmp_path / "tiny_gpt.npz"
+    data = WEIGHTS_FILE.read_bytes()
+    bad.write_bytes(data[:-1] + bytes([data[-1] ^ 1]))
+    with pytest.raises(CourseModelError, match="is not the course transformer"):
+        read_weights(bad)
+    with pytest.raises(CourseModelError, match="missing"):
+        read_weights(tmp_path / "absent.npz")
+
+
+def test_tokenizer_round_trip_and_unknown_characters():
+    text = "def f(x):\n\treturn x  # ok"
+    assert decode(encode(text)) == text.replace("\t", "    ")
+    assert decode(encode("café")) == "caf?"
+    assert encode("A").dtype == np.int64
+
+
+def test_trained_model_is_better_than_chance_on_heldout():
+    from labkit.transformer import perplexity_of
+
+    ppl, acc = perplexity_of(trained_gpt(), encode(heldout_text()))
+    assert ppl < 4 and acc > 0.5, (ppl, acc)
+
+
+def test_cache_gives_the_same_logits_as_a_full_pass():
+    model = trained_gpt()
+    ids = torch.from_numpy(encode(heldout_text()[:50]))[None]
+    with torch.no_grad():
+        full = model(ids)[0]
+        first, k, v = model(ids[:, :30])
+        rest = [model(ids[:, i:i + 1], k, v) for i in range(30, 31)][0]
+        assert k.shape == (2, 1, 4, 30, 24)
+        torch.testing.assert_close(first, full[:, :30], rtol=1e-4, atol=1e-5)
+        torch.testing.assert_close(rest[0], full[:, 30:31], rtol=1e-4, atol=1e-5)
+
+
+def test_sdpa_variant_is_the_same_function():
+    ids = torch.from_numpy(encode(heldout_text()[100:170]))[None]
+    with torch.no_grad():
+        torch.testing.assert_close(trained_gpt(sdpa=True)(ids)[0], trained_gpt()(ids)[0], rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("seed", [0, 5, 11])
+def test_numpy_reference_matches_torch(seed):
+    """The judges' numpy forward pass is TinyGPT, for the course model and random ones."""
+    config, state = random_state(seed)
+    ids = np.random.default_rng(seed).integers(0, 96, size=(2, 17))
+    with torch.no_grad():
+        want = gpt_from_state(config, state)(torch.from_numpy(ids))[0].numpy()
+    np.testing.assert_allclose(l09.forward(state, ids, config["n_head"]), want, rtol=1e-4, atol=1e-4)
+    from labkit.transformer import course_weights
+
+    with torch.no_grad():
+        want = trained_gpt()(torch.from_numpy(ids))[0].numpy()
+    np.testing.assert_allclose(l09.forward(course_weights(), ids, 4), want, rtol=1e-4, atol=1e-4)
+
+
+def test_generate_cases_fit_the_context():
+    for seed in (0, 1, 20250):
+        for prompt, n_new in l09._generate_specs(seed):
+            assert len(prompt) + n_new <= CONTEXT and n_new >= 1
+
+
+# ---------------------------------------------------------------- 09.perplexity
+
+
+def perplexity(logits, targets):
+    x = logits.astype(np.float64)
+    x -= x.max(1, keepdims=True)
+    return float(np.exp(-(x - np.log(np.exp(x).sum(1, keepdims=True)))[np.arange(len(targets)), targets].mean()))
+
+
+def test_perplexity_reference_passes_on_many_seeds():
+    for seed in (0, 1, 7, 2024):
+        r = evaluate(get("09.perplexity"), perplexity, seed=seed)
+        assert r.status == "passed" and r.points == r.max_points, (seed, r)
+
+
+@pytest.mark.parametrize("wrong, message", [
+    (lambda lg, t: float(np.exp(-np.log((np.exp(lg) / np.exp(lg).sum(1, keepdims=True))[np.arange(len(t)), t]).mean())),
+     "subtract each row's maximum first"),
+    (lambda lg, t: np.log(perplexity(lg, t)), "that is the mean negative log-likelihood"),
+])
+def test_perplexity_messages_name_the_mistake(wrong, message):
+    with np.errstate(all="ignore"):
+        r = evaluate(get("09.perplexity"), wrong)
+    assert r.status == "failed" and r.points <= r.max_points / 2
+    assert any(message in t.message for t in r.tests if not t.passed), [t.message for t in r.tests]
+
+
+@pytest.mark.parametrize("id", ["09.perplexity", "09.export_dynamic", "09.generate"])
+@pytest.mark.parametrize("answer, status", [
+    (None, "not_attempted"), (_stub, "not_attempted"), ("perplexity", "error"), (42, "error"),
+])
+def test_hostile_answers_give_a_result(id, answer, status):
+    r = evaluate(get(id), answer)
+    assert r.status == status and r.points == 0, r
+
+
+@pytest.mark.parametrize("id, fn", [
+    ("09.perplexity", lambda *a: float("nan")),
+    ("09.perplexity", lambda *a: 1 / 0),
+    ("09.perplexity", lambda *a: "3.2"),
+    ("09.export_dynamic", lambda m: "model.onnx"),
+    ("09.export_dynamic", lambda m: None),
+    ("09.generate", lambda s, p, n: [None] * n),
+    ("09.generate", lambda s, p, n: np.full(n, np.nan)),
+    ("09.generate", lambda s, p, n: s.run(None, {})),
+])
+def test_bad_returns_fail_with_a_message(id, fn):
+    r = evaluate(get(id), fn)
+    assert r.status == "failed" and r.points == 0, r
+    assert all(t.message for t in r.tests)
+
+
+def test_export_returning_a_path_is_told_what_to_return():
+    r = evaluate(get("09.export_dynamic"), lambda m: "model.onnx")
+    assert "return the model itself" in r.tests[0].message
+
+
+# ---------------------------------------------------------------- 09.generate
+
+
+def _no_cache(session, prompt_ids, n_new):
+    layers, _, heads, _, dim = session.get_inputs()[1].shape
+    empty = np.zeros((layers, 1, heads, 0, dim), np.float32)
+    seq = list(prompt_ids)
+    for _ in range(n_new):
+        logits = session.run(None, {"ids": np.array([seq], np.int64), "past_keys": empty, "past_values": empty})[0]
+        seq.append(int(logits[0, -1].argmax()))
+    return seq[len(prompt_ids):]
+
+
+def test_generate_without_the_cache_is_named():
+    r = evaluate(get("09.generate"), _no_cache)
+    assert r.status == "failed" and r.points <= r.max_points / 2   # one new token needs no cache: that case passes
+    assert any("no cache" in t.message for t in r.tests), [t.message for t in r.tests]
+
+
+def test_generate_returning_the_prompt_too_is_named():
+    def with_prompt(session, prompt_ids, n_new):
+        return [int(t) for t in prompt_ids] + [0] * n_new
+
+    r = evaluate(get("09.generate"), with_prompt)
+    assert "return only the new tokens" in r.tests[0].message
+
+
+def test_decoder_session_is_a_real_session_that_keeps_its_rule():
+    from labkit.exercises.l09 import cache_decoder
+
+    s = cache_decoder()
+    empty = np.zeros((2, 1, 4, 0, 24), np.float32)
+    ids = encode("The ")[None]
+    _, k, v = s.run(None, {"ids": ids, "past_keys": empty, "past_values": empty})
+    s.run(None, {"ids": ids[:, :1], "past_keys": k, "past_values": v})
+    with pytest.raises(RuntimeError, match="no cache"):
+        s.run(None, {"ids": ids, "past_keys": empty, "past_values": empty})
+    import copy
+
+    fresh = copy.deepcopy(s)
+    fresh.run(None, {"ids": ids, "past_keys": empty, "past_values": empty})
+
+
+# ---------------------------------------------------------------- 09.export_dynamic
+
+
+def test_export_with_a_fixed_length_is_named():
+    from labkit.quiet import quiet
+
+    def fixed(model):
+        with quiet():
+            return torch.onnx.export(model, (torch.zeros((2, 8), dtype=torch.int64),), dynamo=True).model_proto
+
+    r = evaluate(get("09.export_dynamic"), fixed)
+    assert r.status == "failed" and r.points == 0
+    assert "was fixed by the example input" in r.tests[0].message
+    assert all("ONNX Runtime failed" in t.message for t in r.tests[1:]), [t.message for t in r.tests]
+
+
+def test_course_model_command_retrains_the_transformer(tmp_path):
+    """`labkit course-model --transformer` trains, writes the weights and held-out text, records the SHA-256."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    from labkit import transformer
+
+    pkg = tmp_path / "labkit"
+    shutil.copytree(Path(transformer.__file__).parent, pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    out = subprocess.run([sys.executable, "-c", "from labkit.cli import main; "
+                          "raise SystemExit(main(['course-model', '--transformer', '--steps', '2']))"],
+                         cwd=tmp_path, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    assert out.returncode == 0, out.stderr
+    sha = hashlib.sha256((pkg / "assets" / "tiny_gpt.npz").read_bytes()).hexdigest()
+    assert sha != WEIGHTS_SHA256 and f'WEIGHTS_SHA256 = "{sha}"' in (pkg / "transformer.py").read_text()
+    assert sha in out.stdout and "run-solutions 09" in out.stdout
+    with np.load(pkg / "assets" / "tiny_gpt.npz") as f:
+        assert f["heldout"].shape == (transformer.HELDOUT_CHARS,)
