@@ -99,7 +99,7 @@ def _dims(value_info) -> list:
     return [d.dim_param or (d.dim_value if d.HasField("dim_value") else "?") for d in value_info.type.tensor_type.shape.dim]
 
 
-@judge("09.export_dynamic", cases=_export_cases, tests=EXPORT_TESTS, behaviour=EXPORT_RUNS)
+@judge("09.export_dynamic", cases=_export_cases, tests=EXPORT_TESTS, skill=EXPORT_RUNS)
 def _export_dynamic(outputs, seed):
     got = outputs[0] if isinstance(outputs, list) and outputs else None
     model, problem = load_onnx(got)
@@ -215,7 +215,7 @@ def _as_ids(got) -> list[int] | None:
     return None
 
 
-@judge("09.generate", cases=_generate_cases, tests=GENERATE_TESTS, behaviour=GENERATE_RUNS)
+@judge("09.generate", cases=_generate_cases, tests=GENERATE_TESTS, skill=GENERATE_RUNS)
 def _generate(outputs, seed):
     from labkit.transformer import decode
 
@@ -287,7 +287,7 @@ def perplexity_ref(logits: np.ndarray, targets: np.ndarray) -> float:
     return float(np.exp(-logp[np.arange(len(targets)), np.asarray(targets)].mean()))
 
 
-@judge("09.perplexity", cases=_ppl_cases, tests=PPL_TESTS, behaviour=PPL_TESTS)
+@judge("09.perplexity", cases=_ppl_cases, tests=PPL_TESTS, skill=PPL_TESTS)
 def _perplexity(outputs, seed):
     outputs = outputs if isinstance(outputs, list) and len(outputs) == len(PPL_TESTS) else [None] * len(PPL_TESTS)
     for name, got, (logits, targets) in zip(PPL_TESTS, outputs, _ppl_cases(seed)):

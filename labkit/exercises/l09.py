@@ -11,21 +11,22 @@ from ..checks.registry import Question, declare, quiz
 
 declare("09.export_dynamic", title="Export a transformer with dynamic batch and sequence length", points=3,
         kind="function",
-        hint="Step 1: the exporter fixes every dimension to the example's size unless you say otherwise. "
-             "Step 2: torch.onnx.export(model, (ids,), dynamo=True, dynamic_shapes=...) with a torch.export.Dim "
-             "for dimension 0 (batch) and one for dimension 1 (sequence, at most the model's context) of the "
-             "input; return the ModelProto: onnx_program.model_proto (or onnx.load() of the file you saved).")
+        hint=["The exporter fixes every dimension to the size of the example you give it unless you tell it "
+              "which dimensions may vary: here the batch and the sequence length (up to the model's context).",
+              "torch.onnx.export(..., dynamo=True, dynamic_shapes=...) with torch.export.Dim objects; the "
+              "returned ONNXProgram has a model_proto."])
 
 declare("09.generate", title="Greedy generation with the key/value cache", points=4, kind="function",
-        hint="Step 1: run the prompt once with an empty past (a length-0 'past' dimension); every later run "
-             "feeds only the newest token with the present keys and values the previous run returned. "
-             "Step 2: the next token is the argmax of the logits at the last position: logits[0, -1]. "
-             "Return exactly n_new ints, not the prompt.")
+        hint=["Run the prompt once with an empty past; every later run feeds only the newest token together "
+              "with the keys and values the previous run returned. Greedy picks the most likely next token.",
+              "The session's inputs and outputs are named (session.get_inputs()); an empty past has a length-0 "
+              "past dimension (np.zeros with that shape); np.argmax over the last position's logits."])
 
 declare("09.perplexity", title="Perplexity from logits", points=2, kind="function",
-        hint="Step 1: perplexity = exp(mean negative log-likelihood of the right tokens). "
-             "Step 2: a stable log-softmax subtracts each row's maximum before exp (log-sum-exp trick); pick "
-             "the column of each target with logp[np.arange(n), targets].")
+        hint=["Perplexity is the exponential of the mean negative log-likelihood of the right next tokens; "
+              "exponentials of large logits overflow float32 unless each row is shifted first.",
+              "A log-softmax with the log-sum-exp trick (subtract each row's maximum), then index the target "
+              "column of every row with NumPy's integer-array indexing."])
 
 quiz("09.quiz", title="Transformers in ONNX", points=5, questions=[
     Question("q1", "You exported a language model with dynamo=True and no dynamic_shapes, using a 16-token example. "
