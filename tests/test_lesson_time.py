@@ -97,27 +97,13 @@ def test_cli_write_then_check(tmp_path, monkeypatch, capsys):
     assert "stamped 99_x.ipynb" in out
 
 
-# Lessons whose core is still over one sitting by the rule, and what would fix them (strict: the test says
-# so the day one fits, so the entry must go).
-OVER_ONE_SITTING: dict[str, str] = {}
-
-
 def _solutions():
     return sorted((ROOT / "solutions").glob("*.ipynb"))
 
 
-def test_some_solutions_are_stamped():
-    assert any(lt.stamped_line(nbformat.read(str(p), 4)) for p in _solutions()), "no solution carries a time line"
-
-
 @pytest.mark.parametrize("path", _solutions(), ids=lambda p: p.stem)
-def test_every_stamped_solution_is_true_and_fits_one_sitting(path, request):
-    """A solution that states its time states the rule's figure, and its core fits 45 minutes."""
-    nb = nbformat.read(str(path), 4)
-    if lt.stamped_line(nb) is None:
-        pytest.skip("no time line yet (the lead stamps it at merge)")
-    if path.name in OVER_ONE_SITTING:
-        request.applymarker(pytest.mark.xfail(reason=OVER_ONE_SITTING[path.name], strict=True))
+def test_every_solution_states_its_time_and_fits_one_sitting(path):
+    """Every solution states its time, as the rule computes it, and its core fits 45 minutes."""
     assert lt.problems(path) == []
 
 
