@@ -99,16 +99,18 @@ class CourseModelError(RuntimeError):
 _state: dict | None = None
 
 
-def read_weights(path: Path = WEIGHTS_FILE, sha256: str = WEIGHTS_SHA256) -> dict[str, np.ndarray]:
-    """The course model's state dict as numpy arrays, after checking the file's SHA-256 (no torch needed)."""
+def read_weights(path: Path = WEIGHTS_FILE, sha256: str = WEIGHTS_SHA256, what: str = "course model",
+                 regenerate: str = "labkit course-model") -> dict[str, np.ndarray]:
+    """A shipped weights file's arrays, after checking its SHA-256 (no torch needed); `what` and
+    `regenerate` name the model and the command that rebuilds it in the error."""
     try:
         blob = path.read_bytes()
     except OSError as e:
-        raise CourseModelError(f"the course model's weights are missing ({path}): reinstall labkit ({e.strerror})") from None
+        raise CourseModelError(f"the {what}'s weights are missing ({path}): reinstall labkit ({e.strerror})") from None
     got = hashlib.sha256(blob).hexdigest()
     if got != sha256:
-        raise CourseModelError(f"{path.name} is not the course model (SHA-256 {got[:12]}…, expected {sha256[:12]}…): "
-                               "restore it with `git checkout labkit/assets`, or regenerate it with `labkit course-model`")
+        raise CourseModelError(f"{path.name} is not the {what} (SHA-256 {got[:12]}…, expected {sha256[:12]}…): "
+                               f"restore it with `git checkout labkit/assets`, or regenerate it with `{regenerate}`")
     import io
 
     with np.load(io.BytesIO(blob), allow_pickle=False) as f:

@@ -18,11 +18,12 @@ measured on the same characters on every machine and every Python version.
 from __future__ import annotations
 
 import hashlib
-import io
 import re
 from pathlib import Path
 
 import numpy as np
+
+from .models import CourseModelError, read_weights as _read_weights
 
 #: the vocabulary: newline and the 95 printable ASCII characters; anything else is read as "?"
 VOCAB = "\n" + "".join(chr(i) for i in range(32, 127))
@@ -187,27 +188,12 @@ def gpt_from_state(config: dict, state: dict[str, np.ndarray], sdpa: bool = Fals
     return model.eval()
 
 
-class CourseModelError(RuntimeError):
-    """The shipped weights are missing or not the ones the course was built with."""
-
-
 _state: dict | None = None
 
 
 def read_weights(path: Path = WEIGHTS_FILE, sha256: str = WEIGHTS_SHA256) -> dict[str, np.ndarray]:
     """The shipped file's arrays (state dict plus `heldout`), after checking its SHA-256 (no torch needed)."""
-    try:
-        blob = path.read_bytes()
-    except OSError as e:
-        raise CourseModelError(f"the course transformer's weights are missing ({path}): reinstall labkit "
-                               f"({e.strerror})") from None
-    got = hashlib.sha256(blob).hexdigest()
-    if got != sha256:
-        raise CourseModelError(f"{path.name} is not the course transformer (SHA-256 {got[:12]}…, expected "
-                               f"{sha256[:12]}…): restore it with `git checkout labkit/assets`, or regenerate it "
-                               "with `labkit course-model --transformer`")
-    with np.load(io.BytesIO(blob), allow_pickle=False) as f:
-        return {k: f[k] for k in f.files}
+    return _read_weights(path, sha256, what="course transformer", regenerate="labkit course-model --transformer")
 
 
 def _weights() -> dict[str, np.ndarray]:

@@ -88,6 +88,13 @@ def test_an_engine_error_is_printed_once_per_panel():
     assert once_per_panel("", ["a", "b"]) == ["a", "b"]
 
 
+def test_passing_tests_keep_their_whole_message():
+    same = "matches scikit-learn on every test digit, largest difference well below the tolerance of 1e-5"
+    r = Result("99.x", "x", "passed", 2.0, 2.0, "2/2 tests passed",
+               [TestResult("pipeline", True, same), TestResult("forest", True, same)])
+    assert panel_html(r).count(same) == 2 and "(the same error as above)" not in panel_html(r)
+
+
 def test_numpy_truth_value_advice_is_replaced_for_beginners():
     try:
         max(np.array([1.0, -1.0]), 0)

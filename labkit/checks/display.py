@@ -16,10 +16,12 @@ def panel_html(r: Result) -> str:
     """A compact HTML panel: status, points, each test with its message, a hint on demand."""
     e = html.escape
     color = COLORS.get(r.status, "#6e7781")
+    failed = [t for t in r.tests if not t.passed]   # errors are said once; a passing test's message stays whole
+    said = dict(zip(map(id, failed), once_per_panel(r.message, [t.message for t in failed])))
     rows = "".join(
         f"<li style='margin:1px 0'><span style='color:{COLORS['passed'] if t.passed else COLORS['failed']}'>"
-        f"{'✔' if t.passed else '✘'}</span> <b>{e(t.name)}</b>: {e(m)}</li>"
-        for t, m in zip(r.tests, once_per_panel(r.message, [t.message for t in r.tests])))
+        f"{'✔' if t.passed else '✘'}</span> <b>{e(t.name)}</b>: {e(said.get(id(t), t.message))}</li>"
+        for t in r.tests)
     tests = f"<ul style='list-style:none;padding-left:0.5em;margin:4px 0'>{rows}</ul>" if rows else ""
     msg = "" if (r.status == "passed" and r.tests) else f"<div style='margin:4px 0'>{e(r.message)}</div>"
     hint = hint_html(r.hint) if r.status != "passed" else ""
