@@ -86,7 +86,7 @@ def course_logits() -> np.ndarray:
 
 
 def _short(e: BaseException, n: int = 200) -> str:
-    from labkit.checks.text import shorten
+    from labkit.text import shorten
 
     text = shorten(e, n)
     return f"{type(e).__name__}: {text}" if text else type(e).__name__

@@ -395,7 +395,7 @@ def test_an_outdated_submission_is_reported_as_outdated_not_as_deleted_cells(les
 
 def test_feedback_text_shows_the_real_cause_without_colour_codes():
     from labkit.checks.collect import exc_message
-    from labkit.checks.text import shorten
+    from labkit.text import shorten
 
     try:
         try:

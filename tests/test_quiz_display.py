@@ -11,7 +11,7 @@ from labkit.checks import display
 from labkit.checks.display import QUIZ_CSS, inline_markdown, once_per_panel, panel_html, quiz_widget
 from labkit.checks.judging import not_attempted
 from labkit.checks.result import Result
-from labkit.checks.text import for_beginners, shorten
+from labkit.text import for_beginners, shorten
 
 
 def _published(result) -> list[dict]:

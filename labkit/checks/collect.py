@@ -18,7 +18,7 @@ from typing import Any
 from .. import plain
 from ..plain import NotPlain, OnnxBlob, Raised
 from .registry import Exercise
-from .text import exception_text, for_beginners
+from ..text import exception_text, for_beginners
 
 #: seconds a learner's function may run on one test input before it is stopped
 FUNCTION_TIME_LIMIT = 60

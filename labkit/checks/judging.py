@@ -23,7 +23,7 @@ from ..runtime import ort_session  # noqa: F401 (the one session helper, re-expo
 from .collect import NotAttempted, collect, exc_message
 from .registry import Exercise, Question, _import_lesson, get
 from .result import Result, TestResult
-from .text import shorten
+from ..text import shorten
 
 JUDGE_PACKAGE = "labkit_judges"
 INTERACTIVE_SEED = 0

@@ -32,6 +32,7 @@ from .results import bound_results
 from .run import Runner, SandboxSpec, bound_channels
 from .submissions import Submission, expand, read_submission, resolve, roots_of
 from .verdicts import compose, row
+from ..text import shorten
 
 WORKER_MEMORY = 4 << 30
 TMP_PREFIX = "labkit-grade-"
@@ -52,12 +53,6 @@ class Task:
     spec: SandboxSpec
     tmp_root: str
     warm: dict                        # what the kernel server pre-imports (forkserver.warm_plan)
-
-
-def _short(text: object, limit: int = 300) -> str:
-    from ..checks.text import shorten
-
-    return shorten(text, limit)
 
 
 # ---------------------------------------------------------------- preparing the batch (grader process)
@@ -231,7 +226,7 @@ def grade_one(task: Task) -> dict:
             verified = server.verified
             events = asyncio.run(runner.run())
         except Exception as e:
-            return {"internal_error": _short(e, 300), "seconds": time.monotonic() - t0}
+            return {"internal_error": shorten(e, 300), "seconds": time.monotonic() - t0}
         finally:  # all below this worker but its verdict process and its kernel server
             sandbox.kill_tree(spare=judge.server_pids() | ({server.proc.pid} if server.proc else set()))
             server.kill_others()
@@ -241,7 +236,7 @@ def grade_one(task: Task) -> dict:
             verdicts = judge_answers(task.lesson, judge_dir / "answers", task.seed, [e.id for e in task.exercises],
                                      task.extra, task.judge_timeout, task.spec.data_dir)
         except Exception as e:
-            return {"internal_error": f"the checker failed: {_short(e, 300)}", "seconds": time.monotonic() - t0}
+            return {"internal_error": f"the checker failed: {shorten(e, 300)}", "seconds": time.monotonic() - t0}
         results = bound_results(compose(task.exercises, task.rebuilt, events, verdicts, task.cell_timeout,
                                         task.notebook_timeout))
         cells = task.rebuilt.cells
@@ -413,7 +408,7 @@ def _run_pool(opts: Options, lesson: Lesson, protection: Protection, todo: list,
             try:
                 res = fut.result()
             except Exception as e:  # a worker crashed (should not happen): report, go on
-                res = {"internal_error": f"the grading worker failed: {_short(e, 200)}"}
+                res = {"internal_error": f"the grading worker failed: {shorten(e, 200)}"}
             if "internal_error" in res:
                 failures.append(f"{s.path}: {res['internal_error']}")
                 results = [row(ex, "error", f"could not be graded (grader problem: {res['internal_error']}); "

@@ -22,7 +22,7 @@ FEEDBACK_TAG = "labkit-feedback"
 
 def _md(text: str) -> str:
     """Learner- or judge-written text made safe for a markdown cell (no HTML, no markdown tricks)."""
-    from ..checks.text import strip_ansi
+    from ..text import strip_ansi
 
     s = html.escape(" ".join(strip_ansi(str(text)).split()), quote=False)
     for ch in "\\`*_[]#|<>":

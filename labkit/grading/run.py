@@ -18,6 +18,7 @@ from typing import Any
 
 from .forkserver import STARTUP_TIMEOUT, ForkedKernel, KernelServer, log_tail
 from .rebuild import RunCell
+from ..text import shorten
 
 MAX_RESTARTS = 3
 PROBE_TIMEOUT = 6
@@ -25,11 +26,6 @@ PROBE_TIMEOUT = 6
 MAX_MESSAGE_BYTES = 8 << 20
 MAX_QUEUED = 64
 _TIMEOUT_ENAME = "LabkitCellTimeout"
-
-
-def _short(text: Any, limit: int = 300) -> str:
-    s = " ".join(str(text).split())
-    return s if len(s) <= limit else s[: limit - 1] + "…"
 
 
 @dataclass(frozen=True)
@@ -95,8 +91,8 @@ def _client_class():
             c = msg.get("content", {})
             from nbformat import NotebookNode
 
-            out = NotebookNode(output_type="error", ename=_short(c.get("ename", ""), 100),
-                               evalue=_short(c.get("evalue", ""), 300), traceback=[])
+            out = NotebookNode(output_type="error", ename=shorten(c.get("ename", ""), 100),
+                               evalue=shorten(c.get("evalue", ""), 300), traceback=[])
             if len(outs) < 5:
                 outs.append(out)
             return out
@@ -156,7 +152,7 @@ class Runner:
             await self._stop(Kernel(km, kc, None, n))
             if isinstance(e, RuntimeError):
                 raise
-            raise RuntimeError(_short(e, 200)) from None
+            raise RuntimeError(shorten(e, 200)) from None
         client = _client_class()(nbformat.v4.new_notebook(), km=km, allow_errors=True, interrupt_on_timeout=True,
                                  error_on_timeout={"ename": _TIMEOUT_ENAME, "evalue": "cell time limit",
                                                    "traceback": []},
@@ -223,7 +219,7 @@ class Runner:
         except CellTimeoutError:
             return {"what": "timeout", "seconds": time.monotonic() - t0}
         except Exception as e:  # a confused channel: treat the kernel as lost
-            return {"what": "died", "detail": _short(e, 200), "seconds": time.monotonic() - t0}
+            return {"what": "died", "detail": shorten(e, 200), "seconds": time.monotonic() - t0}
         errors = [o for o in cell.outputs if o.get("output_type") == "error"]
         if getattr(k.client, "timed_out", False) or any(o.get("ename") == _TIMEOUT_ENAME for o in errors):
             return {"what": "timeout", "seconds": time.monotonic() - t0}
@@ -272,7 +268,7 @@ class Runner:
                         k = await self._start()
                     except Exception as e:
                         if not restarts:  # the first start does not depend on the submission
-                            raise RuntimeError(f"the kernel could not start: {_short(e, 200)}") from None
+                            raise RuntimeError(f"the kernel could not start: {shorten(e, 200)}") from None
                         for p in range(pos, len(self.cells)):
                             self.events.append({"cell": p, "what": "skipped", "why": "the kernel could not be restarted"})
                         break

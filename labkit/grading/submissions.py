@@ -18,6 +18,7 @@ from ..cells import exercise_tag, is_exercise_id
 from .identity import Identity, Resolution, identify, pick_latest
 from .lesson import Lesson
 from .options import GradeError
+from ..text import shorten
 
 MAX_SUBMISSION_BYTES = 25 << 20
 MAX_CELLS = 2000
@@ -40,12 +41,6 @@ class Submission:
     @property
     def name(self) -> str:
         return self.identity.name if self.identity else self.student
-
-
-def _short(text: object, limit: int = 300) -> str:
-    from ..checks.text import shorten
-
-    return shorten(text, limit)
 
 
 def roots_of(paths: list[str] | tuple[str, ...]) -> tuple[str, ...]:
@@ -143,7 +138,7 @@ def _read(path: Path, lesson: Lesson) -> Submission:
         return sub
     except ValueError as e:
         what = "corrupt notebook (invalid JSON" if path.suffix == ".ipynb" else "not a Jupyter notebook (not JSON"
-        sub.error = f"{what}: {_short(e, 120)})"
+        sub.error = f"{what}: {shorten(e, 120)})"
         return sub
     del data
     if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):

@@ -4,12 +4,7 @@ from __future__ import annotations
 from ..checks.result import STATUSES
 from .lesson import ExerciseInfo
 from .rebuild import Rebuilt, RunCell
-
-
-def _short(text: object, limit: int = 300) -> str:
-    from ..checks.text import shorten
-
-    return shorten(text, limit)
+from ..text import shorten
 
 
 def row(ex: ExerciseInfo, status: str, message: str) -> dict:
@@ -71,7 +66,7 @@ def compose(exercises: list[ExerciseInfo], rebuilt: Rebuilt, events: list[dict],
             elif ev["what"] == "error":
                 where = _cell_label(cells[ev["cell"]])
                 v.update(message=f"the check cell did not record an answer: {where} raised "
-                                 f"{_short(ev.get('ename', ''), 60)}: {_short(ev.get('evalue', ''), 200)}")
+                                 f"{shorten(ev.get('ename', ''), 60)}: {shorten(ev.get('evalue', ''), 200)}")
         notes = rebuilt.notes.get(x, [])
         v["notes"] = notes
         if notes:
