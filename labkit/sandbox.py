@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 GiB = 1 << 30
-#: default limits for one kernel (the lesson budget is 1.5 GB peak; torch reserves address space)
+#: default limits for one kernel (the lesson budget is 1 GB peak; torch reserves address space)
 DEFAULT_LIMITS = {"as": 3 * GiB, "fsize": 1 * GiB, "nproc": 256, "nofile": 1024, "core": 0, "cpu": 1800}
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
