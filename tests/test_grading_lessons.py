@@ -1,10 +1,13 @@
 """Every lesson through the real grader (sandbox, warm kernel server, verdict process): its solution
-gets full marks and its blank lesson zero. The in-kernel tests cannot see what only the sandbox
-changes (read-only inputs, no network, another uid, an emptied /tmp). Lessons 00 and 01 are graded,
-with hostile classes, by test_grading.py and test_grading_attacks.py."""
+gets full marks, its blank lesson zero, and the grader's rebuild of the solution (the instructor's
+notebook with the learner's answer cells, skip-grading cells dropped) raises nowhere outside the
+answer cells — a normal cell that needs a name only a skip-grading cell defines fails here, named.
+The in-kernel tests cannot see what only the sandbox changes (read-only inputs, no network, another
+uid, an emptied /tmp). Hostile classes are graded by test_grading.py and test_grading_attacks.py."""
 from __future__ import annotations
 
 import csv
+import json
 import shutil
 import subprocess
 import sys
@@ -18,8 +21,8 @@ from labkit.notebooks import BUDGET_SECONDS, budget_slack
 pytestmark = pytest.mark.grading
 
 ROOT = Path(__file__).resolve().parents[1]
-#: every lesson in solutions/ (a new lesson is picked up by its file) but 00 and 01, graded above
-LESSONS = sorted(p.stem for p in (ROOT / "solutions").glob("[0-9][0-9]*.ipynb") if p.stem[:2] not in ("00", "01"))
+#: every lesson in solutions/ (a new lesson is picked up by its file)
+LESSONS = sorted(p.stem for p in (ROOT / "solutions").glob("[0-9][0-9]*.ipynb"))
 #: the solution and the blank run side by side (--jobs 2), each within the lesson budget, plus the
 #: kernel server's start and the verdicts
 TIMEOUT_S = int(2 * BUDGET_SECONDS * budget_slack()) + 180
@@ -46,3 +49,8 @@ def test_solution_full_marks_blank_zero_in_the_grader(stem, tmp_path):
     assert len(blank) == len(solution) and all(float(r["points"]) == 0 for r in blank), blank
     assert all(r["status"] == "not_attempted" for r in blank), \
         [(r["exercise"], r["status"], r["message"][:300]) for r in blank if r["status"] != "not_attempted"]
+    events = json.loads((tmp_path / "out" / "students" / "solution" / "results.json").read_text())["cells"]
+    bad = [e for e in events if e.get("role") != "answer" and e.get("what") != "ok"]
+    assert not bad, f"{stem}: the grader's rebuild fails outside the answer cells: " + "; ".join(
+        f"cell {e.get('cell')} ({e.get('role')}): {e.get('what')} {e.get('ename', '')}: {str(e.get('evalue', ''))[:200]}"
+        for e in bad)
