@@ -128,6 +128,21 @@ def trained_cnn():
     return model.eval()
 
 
+def save_weights(arrays: dict[str, np.ndarray], path: Path, module: Path) -> str:
+    """Maintainers: write `arrays` to `path` (atomically) and record the file's SHA-256 as
+    `WEIGHTS_SHA256 = "..."` in the source of `module`. Returns the SHA-256."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    with open(tmp, "wb") as fh:
+        np.savez(fh, **arrays)
+    tmp.replace(path)
+    sha = hashlib.sha256(path.read_bytes()).hexdigest()
+    text = module.read_text()
+    module.write_text(re.sub(r'^WEIGHTS_SHA256 = "[0-9a-f@A-Z]*"$', f'WEIGHTS_SHA256 = "{sha}"', text, count=1,
+                             flags=re.M))
+    return sha
+
+
 def write_course_model(epochs: int = EPOCHS, seed: int = SEED, path: Path = WEIGHTS_FILE) -> tuple[str, float]:
     """Maintainers: train the course CNN, write its weights to `path` and its SHA-256 into this module.
 
@@ -137,15 +152,6 @@ def write_course_model(epochs: int = EPOCHS, seed: int = SEED, path: Path = WEIG
     global _state
     data = digits()
     model = train(data=data, epochs=epochs, seed=seed, progress=False)
-    state = {k: v.detach().cpu().numpy() for k, v in model.state_dict().items()}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    with open(tmp, "wb") as fh:
-        np.savez(fh, **state)
-    tmp.replace(path)
-    sha = hashlib.sha256(path.read_bytes()).hexdigest()
-    src = Path(__file__)
-    text = src.read_text()
-    src.write_text(re.sub(r'^WEIGHTS_SHA256 = "[0-9a-f@A-Z]*"$', f'WEIGHTS_SHA256 = "{sha}"', text, count=1, flags=re.M))
+    sha = save_weights({k: v.detach().cpu().numpy() for k, v in model.state_dict().items()}, path, Path(__file__))
     _state = None
     return sha, accuracy(model, data.x_test, data.y_test)

@@ -17,13 +17,11 @@ measured on the same characters on every machine and every Python version.
 """
 from __future__ import annotations
 
-import hashlib
-import re
 from pathlib import Path
 
 import numpy as np
 
-from .models import CourseModelError, read_weights as _read_weights
+from .models import CourseModelError, read_weights as _read_weights, save_weights
 
 #: the vocabulary: newline and the 95 printable ASCII characters; anything else is read as "?"
 VOCAB = "\n" + "".join(chr(i) for i in range(32, 127))
@@ -281,15 +279,6 @@ def write_course_model(steps: int = STEPS, seed: int = SEED, path: Path = WEIGHT
     model, held = train(steps=steps, seed=seed, progress=False)
     state = {k: v.detach().cpu().numpy() for k, v in model.state_dict().items()}
     state["heldout"] = held.astype(np.uint8)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    with open(tmp, "wb") as fh:
-        np.savez(fh, **state)
-    tmp.replace(path)
-    sha = hashlib.sha256(path.read_bytes()).hexdigest()
-    src = Path(__file__)
-    text = src.read_text()
-    src.write_text(re.sub(r'^WEIGHTS_SHA256 = "[0-9a-f@A-Z]*"$', f'WEIGHTS_SHA256 = "{sha}"', text, count=1,
-                          flags=re.M))
+    sha = save_weights(state, path, Path(__file__))
     _state = None
     return sha, perplexity_of(model, held)[0]
