@@ -3,12 +3,9 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
-import time
-from pathlib import Path
 from typing import Any
 
 import nbformat

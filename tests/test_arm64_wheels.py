@@ -14,15 +14,15 @@ configured package index cannot be reached (probed with a 3 s timeout).
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
 import tomllib
-import urllib.request
 from pathlib import Path
 
 import pytest
+
+from net_util import index_unreachable, reachable
 
 pytestmark = pytest.mark.network
 
@@ -62,32 +62,11 @@ def pins() -> dict[str, str]:
     return out
 
 
-def configured_index() -> str:
-    """The index pip uses here: PIP_INDEX_URL, else `pip config`, else PyPI."""
-    url = os.environ.get("PIP_INDEX_URL")
-    if not url:
-        proc = subprocess.run([sys.executable, "-m", "pip", "config", "get", "global.index-url"],
-                              capture_output=True, text=True)
-        url = proc.stdout.strip() if proc.returncode == 0 else ""
-    return (url or "https://pypi.org/simple").rstrip("/")
-
-
-def reachable(url: str, timeout: float = 3.0) -> str | None:
-    """None when `url` answers within `timeout` seconds, else why not."""
-    try:
-        with urllib.request.urlopen(url, timeout=timeout) as r:
-            r.read(64)
-        return None
-    except Exception as e:  # DNS failure, refused, timeout, TLS, HTTP error
-        return f"{type(e).__name__}: {e}"
-
-
 @pytest.fixture(scope="module", autouse=True)
 def index_reachable():
-    url = configured_index()
-    why = reachable(f"{url}/pip/")
+    why = index_unreachable()
     if why:
-        pytest.skip(f"the package index {url} cannot be reached ({why}); the arm64 wheel checks need it")
+        pytest.skip(f"{why}; the arm64 wheel checks need it")
 
 
 def ask_pip(platform: str, reqs: list[str], tmp: Path, index_url: str | None = None,

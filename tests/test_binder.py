@@ -19,6 +19,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from net_util import index_unreachable
+
 ROOT = Path(__file__).resolve().parents[1]
 BINDER = ROOT / "binder"
 CPU_INDEX = "--extra-index-url https://download.pytorch.org/whl/cpu"
@@ -146,8 +148,12 @@ def binder_env():
 
     PyTorch's CPU index line is dropped: pip gets the same pinned torch from what this machine can
     reach (a local wheel or the default index), so the test runs offline and fast. Everything else is
-    installed exactly as listed. The venv (~2 GB) is deleted afterwards.
+    installed exactly as listed. The venv (~2 GB) is deleted afterwards. Skipped, with the reason,
+    when pip's package index cannot be reached (an offline machine).
     """
+    why = index_unreachable()
+    if why:
+        pytest.skip(f"{why}; the Binder environment is installed from it")
     with tempfile.TemporaryDirectory(prefix="labkit-binder-", dir=_fast_tmp()) as tmp:
         tmp = Path(tmp)
         repo = tmp / "repo"

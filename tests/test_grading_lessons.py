@@ -3,7 +3,9 @@ gets full marks, its blank lesson zero, and the grader's rebuild of the solution
 notebook with the learner's answer cells, skip-grading cells dropped) raises nowhere outside the
 answer cells — a normal cell that needs a name only a skip-grading cell defines fails here, named.
 The in-kernel tests cannot see what only the sandbox changes (read-only inputs, no network, another
-uid, an emptied /tmp). Hostile classes are graded by test_grading.py and test_grading_attacks.py."""
+uid, an emptied /tmp). The blank lesson's run stands in for a learner's Run All of the fresh lesson:
+every check cell reads "not attempted" and no cell outside the answer cells raises (QUICK = True, as
+the grader sets it). Hostile classes are graded by test_grading.py and test_grading_attacks.py."""
 from __future__ import annotations
 
 import csv
@@ -13,9 +15,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import nbformat
 import pytest
 
 from labkit import sandbox
+from labkit.assign import exercise_tag
 from labkit.notebooks import BUDGET_SECONDS, budget_slack
 
 pytestmark = pytest.mark.grading
@@ -49,8 +53,12 @@ def test_solution_full_marks_blank_zero_in_the_grader(stem, tmp_path):
     assert len(blank) == len(solution) and all(float(r["points"]) == 0 for r in blank), blank
     assert all(r["status"] == "not_attempted" for r in blank), \
         [(r["exercise"], r["status"], r["message"][:300]) for r in blank if r["status"] != "not_attempted"]
-    events = json.loads((tmp_path / "out" / "students" / "solution" / "results.json").read_text())["cells"]
-    bad = [e for e in events if e.get("role") != "answer" and e.get("what") != "ok"]
-    assert not bad, f"{stem}: the grader's rebuild fails outside the answer cells: " + "; ".join(
-        f"cell {e.get('cell')} ({e.get('role')}): {e.get('what')} {e.get('ename', '')}: {str(e.get('evalue', ''))[:200]}"
-        for e in bad)
+    expected = sorted(exercise_tag(c, "check") for c in nbformat.read(ROOT / "solutions" / f"{stem}.ipynb", as_version=4).cells
+                      if exercise_tag(c, "check"))
+    assert sorted(r["exercise"] for r in solution) == expected, "every exercise of the lesson has a row"
+    for who in ("solution", "blank"):
+        events = json.loads((tmp_path / "out" / "students" / who / "results.json").read_text())["cells"]
+        bad = [e for e in events if e.get("role") != "answer" and e.get("what") != "ok"]
+        assert not bad, f"{stem} ({who}): the grader's rebuild fails outside the answer cells: " + "; ".join(
+            f"cell {e.get('cell')} ({e.get('role')}): {e.get('what')} {e.get('ename', '')}: {str(e.get('evalue', ''))[:200]}"
+            for e in bad)

@@ -6,8 +6,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper, shape_inference, version_converter
 
-from labkit import plain
-from labkit.checks import collect, evaluate, get, judge_saved
+from labkit.checks import evaluate, get
 from labkit_judges import l02
 
 FLOAT_TYPES = {TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.DOUBLE, TensorProto.BFLOAT16}

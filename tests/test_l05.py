@@ -1,12 +1,10 @@
 """Lesson 05: fold_bn, folding a graph, the optimization-level quiz, a portable optimized model."""
-import copy
 from collections import Counter
 
 import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
-from onnx import helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
 from labkit import plain
