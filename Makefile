@@ -20,8 +20,9 @@ lab: $(STAMP)
 #   fast       units, corpus, judges, structure, clean notebooks: no kernel  (`make test-fast`, the inner loop)
 #   network    asks the package index; skips in seconds when it cannot be reached
 #   notebooks  nbval runs each solution ONCE, compares every output and checks the lesson budgets;
-#              blank lessons run and score zero; the Binder environment
-#   grading    the sandboxed grader on every lesson's solution and blank, and hostile classes
+#              the Binder environment (skipped when pip's index is unreachable)
+#   grading    the sandboxed grader on every lesson's solution (full marks) and blank lesson (zero, and
+#              Run All raises nowhere outside the answer cells), and hostile classes
 #   browser    JupyterLab in headless Chromium
 # then the second CPU code path (nbval over solutions/ once more). -n 2 uses both cores.
 PYTEST_ARGS ?= -n 2 --dist loadfile

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .models import read_weights as _read_weights, save_weights
+from .models import CourseModelError, read_weights as _read_weights, save_weights  # noqa: F401 (what trained_gpt raises)
 
 #: the vocabulary: newline and the 95 printable ASCII characters; anything else is read as "?"
 VOCAB = "\n" + "".join(chr(i) for i in range(32, 127))
