@@ -30,6 +30,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from browser_util import CHROMIUM_ARGS, ROOT, LabServer, chromium  # noqa: E402
+from labkit.notebooks import BUDGET_SECONDS, budget_slack  # noqa: E402
 
 pytestmark = [
     pytest.mark.browser,
@@ -58,7 +59,9 @@ def _full_run() -> set[str]:
 
 
 FULL_RUN = _full_run()
-RUN_TIMEOUT_S = 240          # one notebook's Run All, on a loaded 2-core machine
+#: one notebook's Run All: the lesson's time budget with CI's slack, twice over for the browser's own
+#: rendering and the kernel's start beside a second test worker (240 s at the defaults)
+RUN_TIMEOUT_S = int(2 * BUDGET_SECONDS * budget_slack()) + 60
 WIDTH = 1280
 ERROR_LINE = re.compile(r"^\s*[A-Za-z_.]*(Error|Exception)\b")  # "ValueError: ...", "onnx...Error ..."
 STDERR_WALL_LINES = 5        # more stderr lines than this in one cell is a wall of logs
