@@ -198,22 +198,6 @@ def mobile_usability(model: str | os.PathLike) -> list[dict]:
     return parse_usability(run_tool("check_onnx_model_mobile_usability", model))
 
 
-def mobile_usability_python(model: str | os.PathLike) -> list[dict]:
-    """The same analysis as the command-line checker, run in this process (its log captured, then parsed)."""
-    import io
-    import logging
-
-    from onnxruntime.tools.mobile_helpers import usability_checker
-
-    buf = io.StringIO()
-    logger = logging.getLogger("labkit.android.usability")
-    logger.propagate = False
-    logger.handlers = [logging.StreamHandler(buf)]
-    logger.setLevel(logging.INFO)
-    usability_checker.analyze_model(Path(model), skip_optimize=False, logger=logger)
-    return parse_usability(buf.getvalue())
-
-
 def format_rows(rows: Sequence[dict], columns: Sequence[str] | None = None) -> str:
     """A plain-text table of dicts (what a notebook prints instead of a wall of logs)."""
     if not rows:

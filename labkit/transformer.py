@@ -27,7 +27,6 @@ from .models import CourseModelError, read_weights as _read_weights, save_weight
 VOCAB = "\n" + "".join(chr(i) for i in range(32, 127))
 VOCAB_SIZE = len(VOCAB)
 N_LAYER, N_HEAD, D_MODEL, CONTEXT = 2, 4, 96, 128
-HEAD_DIM = D_MODEL // N_HEAD
 
 WEIGHTS_FILE = Path(__file__).with_name("assets") / "tiny_gpt.npz"
 WEIGHTS_SHA256 = "f67628cb0c68b3bb669d8e87296daa04e9da4ca0ded86a1250e18fc5724beaec"
