@@ -14,7 +14,7 @@ import pytest
 
 from labkit import plain, sandbox
 from labkit.checks import quiz_answers
-from labkit.grading import batch, cache, judge, lesson as lesson_mod, options, rebuild, run, submissions, verdicts
+from labkit.grading import batch, cache, forkserver, judge, lesson as lesson_mod, options, rebuild, submissions, verdicts
 
 ROOT = Path(__file__).resolve().parents[1]
 LESSON00 = ROOT / "lessons" / "00_setup_check.ipynb"
@@ -140,8 +140,8 @@ def test_cache_entries_are_authenticated(tmp_path):
 
 
 def test_kernel_environment_holds_no_secret(tmp_path):
-    spec = run.SandboxSpec({}, True, (), (), "/in", "/data", None)
-    env = run.kernel_env(tmp_path, spec)
+    spec = forkserver.SandboxSpec({}, True, (), (), "/in", "/data", None)
+    env = forkserver.kernel_env(tmp_path, spec)
     assert not [k for k in env if "SEED" in k or "KEY" in k or "TOKEN" in k]
     assert env["LABKIT_INPUTS_DIR"] == "/in" and env["LABKIT_CACHE"] == "/data"
 

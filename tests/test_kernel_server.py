@@ -239,7 +239,8 @@ def test_server_without_bubblewrap_forks_kernels_and_resets(tmp_path):
     import labkit
     import labkit_judges
     from labkit.grading.rebuild import RunCell
-    from labkit.grading.run import Runner, SandboxSpec
+    from labkit.grading.forkserver import SandboxSpec
+    from labkit.grading.run import Runner
 
     spec = SandboxSpec(dict(sandbox.DEFAULT_LIMITS), False,
                        tuple(map(str, [*sandbox.python_paths(), Path(labkit.__file__).parent])),

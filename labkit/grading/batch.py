@@ -21,7 +21,7 @@ import nbformat
 from ..assign import lesson_version, make_lesson
 from ..cells import cell_source
 from . import judge
-from .forkserver import KernelServer, warm_plan
+from .forkserver import KernelServer, SandboxSpec, warm_plan
 from .judge import copy_answers, judge_answers
 from .lesson import ExerciseInfo, Lesson, bundle_hash, load_lesson, resolve_lesson
 from .options import NOT_GUARANTEED, GradeError, Options, Protection, decide_protection, parse
@@ -29,7 +29,7 @@ from .rebuild import Rebuilt, build_run
 from .reports import (finish_run, histogram, keep_other_exercises, previous_records, record, write_grades,
                       write_manifest, write_student)
 from .results import bound_results
-from .run import Runner, SandboxSpec, bound_channels
+from .run import Runner, bound_channels
 from .submissions import Submission, expand, read_submission, resolve, roots_of
 from .verdicts import compose, row
 from ..text import shorten

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..fsutil import atomic_write
-from .results import Learner, ResultsError, Run, _read_bounded
+from .results import Learner, ResultsError, Run, read_checked
 
 FORMATS = ("canvas", "moodle", "gradescope", "csv")
 MAX_ROSTER_BYTES = 4 << 20
@@ -97,7 +97,7 @@ def read_roster(path: str | os.PathLike) -> Roster:
     * plain: any of student (as graded), name, id, email, login, id_number, section."""
     path = Path(path)
     try:
-        text = _read_bounded(path, MAX_ROSTER_BYTES).decode("utf-8-sig")
+        text = read_checked(path, MAX_ROSTER_BYTES).decode("utf-8-sig")
     except FileNotFoundError:
         raise ResultsError(f"no roster file {path}") from None
     except UnicodeDecodeError:

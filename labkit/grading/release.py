@@ -13,9 +13,9 @@ from pathlib import Path
 
 from ..cells import exercise_tag
 from ..checks.result import LABELS
-from ..fsutil import atomic_write
+from ..fsutil import atomic_write, read_bounded
 from .results import ExerciseResult, Learner, Run
-from .submissions import MAX_CELLS, _read_bounded
+from .submissions import MAX_CELLS, MAX_SUBMISSION_BYTES
 
 FEEDBACK_TAG = "labkit-feedback"
 
@@ -114,7 +114,7 @@ def release(run: Run, dest: Path) -> tuple[int, list[str]]:
         written += 1
         src = submission_path(run, learner)
         try:
-            nb = json.loads(_read_bounded(src))
+            nb = json.loads(read_bounded(src, MAX_SUBMISSION_BYTES, "notebook"))
             if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
                 raise ValueError("not a notebook")
         except (OSError, ValueError, RecursionError) as e:

@@ -10,11 +10,11 @@ import csv
 import io
 import json
 import os
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..cells import is_exercise_id
+from ..fsutil import UnreadableFile, read_bounded
 
 MAX_RESULTS_BYTES = 4 << 20
 MAX_OVERRIDES_BYTES = 1 << 20
@@ -158,14 +158,12 @@ class Run:
         return named[0] if len(named) == 1 else None
 
 
-def _read_bounded(path: Path, limit: int) -> bytes:
-    st = os.lstat(path)
-    if stat.S_ISLNK(st.st_mode) or not stat.S_ISREG(st.st_mode):
-        raise ResultsError(f"{path} is not a regular file (links are not followed)")
-    if st.st_size > limit:
-        raise ResultsError(f"{path} is too large ({st.st_size} bytes, limit {limit})")
-    with open(path, "rb") as f:
-        return f.read(limit + 1)
+def read_checked(path: Path, limit: int) -> bytes:
+    """`fsutil.read_bounded` on the instructor's side: a refused file is a one-line `ResultsError`."""
+    try:
+        return read_bounded(path, limit)
+    except UnreadableFile as e:
+        raise ResultsError(f"{path}: {e}") from None
 
 
 def _num(value: object, what: str) -> float:
@@ -180,7 +178,7 @@ def _num(value: object, what: str) -> float:
 
 def _learner(path: Path) -> tuple[dict, Learner]:
     try:
-        rec = json.loads(_read_bounded(path, MAX_RESULTS_BYTES))
+        rec = json.loads(read_checked(path, MAX_RESULTS_BYTES))
     except (ValueError, RecursionError) as e:
         raise ResultsError(f"{path} is not valid JSON ({e})") from None
     if not isinstance(rec, dict) or not isinstance(rec.get("exercises"), list) or not rec.get("student"):
@@ -240,7 +238,7 @@ def read_manifest(folder: Path) -> dict:
     if not path.exists():
         return {}
     try:
-        m = json.loads(_read_bounded(path, MAX_RESULTS_BYTES))
+        m = json.loads(read_checked(path, MAX_RESULTS_BYTES))
     except (ValueError, RecursionError) as e:
         raise ResultsError(f"{path} is not valid JSON ({e})") from None
     if not isinstance(m, dict) or not isinstance(m.get("learners"), list) or \
@@ -262,7 +260,7 @@ def read_overrides(path: Path, run: Run) -> list[Override]:
     if not path.exists():
         return []
     try:
-        text = _read_bounded(path, MAX_OVERRIDES_BYTES).decode("utf-8-sig")
+        text = read_checked(path, MAX_OVERRIDES_BYTES).decode("utf-8-sig")
     except UnicodeDecodeError:
         raise ResultsError(f"{path} is not UTF-8 text") from None
     rows = list(csv.reader(io.StringIO(text)))
@@ -319,7 +317,7 @@ def add_override(folder: str | os.PathLike, student: str, exercise: str, points:
     folder = Path(folder)
     run = load_run(folder, overrides=False)
     path = folder / OVERRIDES_FILE
-    text = _read_bounded(path, MAX_OVERRIDES_BYTES).decode("utf-8-sig") if path.exists() else ""
+    text = read_checked(path, MAX_OVERRIDES_BYTES).decode("utf-8-sig") if path.exists() else ""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     if not text.strip():
