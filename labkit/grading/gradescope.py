@@ -214,8 +214,7 @@ def run(root: Path) -> int:
         return _fail(results, f"The grader could not run ({e}). {proc.stderr[-1500:]}", mode)
     if len(graded.learners) != 1:
         return _fail(results, f"The grader found {len(graded.learners)} learners in one submission", mode)
-    rec = json.loads((out / "students" / graded.learners[0].student / "results.json").read_text())
-    res = gradescope_json(graded, rec.get("protection", mode), answers_private(source), notes,
+    res = gradescope_json(graded, graded.learners[0].protection or mode, answers_private(source), notes,
                           time.monotonic() - t0)
     (results / "results.json").write_text(json.dumps(res, indent=1))
     return 0
