@@ -15,6 +15,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import nbformat
 
@@ -33,6 +34,9 @@ from .run import Runner, bound_channels
 from .submissions import Submission, expand, read_submission, resolve, roots_of
 from .verdicts import compose, unjudged
 from ..text import shorten
+
+if TYPE_CHECKING:
+    from .cache import ResultsCache
 
 WORKER_MEMORY = 4 << 30
 TMP_PREFIX = "labkit-grade-"
@@ -364,7 +368,7 @@ def grade(opts: Options) -> int:
     return 0
 
 
-def _cached(cache, key: str) -> dict | None:
+def _cached(cache: ResultsCache, key: str) -> dict | None:
     """The cache entry under `key` with its exercise results read back (None when absent or not a
     record this labkit reads: such a submission is graded again)."""
     hit = cache.get(key)
