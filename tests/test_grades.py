@@ -218,8 +218,10 @@ def test_a_record_round_trips_writer_reader_csv(tmp_path):
 
 
 @pytest.mark.parametrize("change, said", [
-    (lambda r: r.update(schema_version=SCHEMA_VERSION + 1), f"schema version {SCHEMA_VERSION + 1}"),
-    (lambda r: r.pop("schema_version"), "no schema version"),
+    (lambda r: r.update(schema_version=SCHEMA_VERSION + 1), f"version {SCHEMA_VERSION + 1}, newer than"),
+    (lambda r: r.update(schema_version=SCHEMA_VERSION - 1), f"version {SCHEMA_VERSION - 1} (written by an older"),
+    (lambda r: r.update(schema_version=True), "version True (written by an older"),
+    (lambda r: r.pop("schema_version"), "no schema version (written by an older"),
     (lambda r: r.pop("cells"), "no field 'cells'"),
     (lambda r: r.update(seconds="3 s"), "field 'seconds' is not a valid float | None"),
     (lambda r: r["exercises"][0].update(points=float("nan")), "field 'points' is not a valid float"),
@@ -235,6 +237,16 @@ def test_the_reader_refuses_another_version_or_a_malformed_record(tmp_path, chan
     with pytest.raises(ResultsError) as e:
         read_record(path)
     assert said in str(e.value) and "\n" not in str(e.value), str(e.value)
+
+
+def test_a_run_of_an_older_schema_is_one_clear_line(run_dir, capsys):
+    path = run_dir / "students" / "bob" / "results.json"
+    raw = json.loads(path.read_text())
+    del raw["schema_version"]
+    path.write_text(json.dumps(raw))
+    assert cli(["grades", "export", str(run_dir), "--to", "csv"]) == 2
+    err = capsys.readouterr().err
+    assert "no schema version" in err and "grade the folder again" in err and err.count("\n") == 1, err
 
 
 def _documented(heading: str) -> list[list[tuple[str, str]]]:

@@ -229,10 +229,13 @@ def read_record(path: Path) -> Learner:
     if not isinstance(rec, dict) or "student" not in rec or "exercises" not in rec:
         raise ResultsError(f"{path} is not a labkit results.json (no student or exercises)")
     version = rec.get("schema_version")
-    if version != SCHEMA_VERSION:
-        said = "no schema version (written by an older labkit)" if version is None else f"schema version {cut(repr(version), 20)}"
-        raise ResultsError(f"{path} has {said}; this labkit reads version {SCHEMA_VERSION}: grade the folder "
-                           "again with this labkit")
+    if type(version) is int and version > SCHEMA_VERSION:
+        raise ResultsError(f"{path} has results schema version {version}, newer than this labkit reads "
+                           f"({SCHEMA_VERSION}): update labkit")
+    if type(version) is not int or version != SCHEMA_VERSION:
+        said = "no schema version" if version is None else f"results schema version {cut(repr(version), 20)}"
+        raise ResultsError(f"{path} has {said} (written by an older labkit; this one reads version "
+                           f"{SCHEMA_VERSION}): grade the folder again with this labkit")
     return Learner(**_fields(Learner, rec, str(path), {"exercises": lambda v: parse_exercises(v, str(path))}))
 
 
