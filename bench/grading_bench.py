@@ -19,6 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from labkit.grading.results import load_run
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -73,12 +75,12 @@ def main() -> int:
     proc = subprocess.run(cmd, cwd=ROOT, text=True, stdout=subprocess.PIPE)
     wall = time.perf_counter() - t0
     print(proc.stdout)
-    recs = [json.loads(p.read_text()) for p in (base / "out" / "students").glob("*/results.json")]
-    per = [r.get("seconds") for r in recs if isinstance(r.get("seconds"), (int, float))]
-    judge = [r.get("judge_seconds") for r in recs if isinstance(r.get("judge_seconds"), (int, float))]
+    recs = load_run(base / "out").learners
+    per = [r.seconds for r in recs if r.seconds is not None]
+    judge = [r.judge_seconds for r in recs if r.judge_seconds is not None]
     if judge:
         print(f"verdict process: mean {sum(judge) / len(judge):.1f} s per submission; protection: "
-              f"{sorted({r.get('protection') for r in recs})}")
+              f"{sorted({r.protection for r in recs})}")
     print(f"wall time: {wall:.1f} s for {args.count} submissions = {wall / args.count:.2f} s per submission "
           f"(with --jobs {args.jobs}); one submission alone took {min(per):.1f}-{max(per):.1f} s "
           f"(mean {sum(per) / max(1, len(per)):.1f} s) inside its worker" if per else f"wall time: {wall:.1f} s")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -18,18 +19,21 @@ from labkit.grading import reports
 from labkit.grading.class_report import common_mistakes, mistake_key, report_html
 from labkit.grading.exports import canvas_csv, gradescope_results, read_roster, wide_csv
 from labkit.grading.release import FEEDBACK_TAG, annotate
-from labkit.grading.results import ResultsError, load_run
+from labkit.checks.result import TestResult
+from labkit.grading.results import (DERIVED_KEYS, SCHEMA_VERSION, ExerciseResult, Learner, ResultsError, load_run,
+                                    read_record, record_json, stored_fields, write_record)
+
+from conftest import ROOT
 
 EXERCISES = [("03.dynamic_batch", "Dynamic batch", 4.0), ("03.raw_input", "Raw input", 4.0), ("03.quiz", "Quiz", 2.0)]
 
 
 def _ex(i, title, most, points, status, message, tests=()):
-    return {"exercise": i, "title": title, "status": status, "points": points, "max_points": most,
-            "message": message, "tests": [{"name": n, "passed": p, "message": m} for n, p, m in tests],
-            "hint": f"hint for {i}"}
+    return ExerciseResult(i, title, status, float(points), most, message, [TestResult(*t) for t in tests],
+                          f"hint for {i}")
 
 
-def _learner_results(kind: str) -> list[dict]:
+def _learner_results(kind: str) -> list[ExerciseResult]:
     d, r, q = EXERCISES
     if kind == "full":
         return [_ex(*d, 4, "passed", "all tests passed"), _ex(*r, 4, "passed", "all tests passed"),
@@ -178,10 +182,95 @@ def test_feedback_returns_each_learner_their_own_notebook(run_dir, tmp_path):
 
 def test_feedback_markdown_cannot_inject_html(run_dir):
     from labkit.grading.release import feedback_markdown
-    from labkit.grading.results import ExerciseResult
-
     md = feedback_markdown(ExerciseResult("03.quiz", "Quiz", "failed", 0, 2, "<script>alert(1)</script> `x` [a](b)"))
     assert "<script>" not in md and "&lt;script&gt;" in md and "\\`x\\`" in md
+
+
+def _record() -> Learner:
+    """A learner record using every field, with text a CSV or a JSON writer could get wrong."""
+    exercises = _learner_results("fixed_batch")
+    exercises[0].notes = ["a cell above this exercise was edited; your edit was not run"]
+    return Learner("zoe", "03", "03_export_pytorch", exercises, name="Zoë Ångström, 张伟", identity={"source": "file"},
+                   submission="/class/zoe.ipynb", submission_relative_to_out="../class/zoe.ipynb",
+                   other_files=["/class/zoe-old.ipynb"], lesson_version="abc", submission_sha256="0" * 64,
+                   cache_key="1" * 64, graded_at="2026-01-01T10:00:00", protection="sandbox", seconds=3.5,
+                   cached=False, kernel_starts=1, judge_seconds=0.25, answer_problems=["03.quiz/x is not a regular file"],
+                   cells=[{"cell": 0, "what": "ok", "seconds": 0.5, "role": "code", "exercise": None}],
+                   regraded_exercises=["03.quiz"])
+
+
+def test_a_record_round_trips_writer_reader_csv(tmp_path):
+    """writer -> reader gives the same record; its grades.csv rows say what the record says."""
+    rec = _record()
+    path = tmp_path / "results.json"
+    write_record(path, rec)
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    assert raw["schema_version"] == SCHEMA_VERSION and raw["points"] == 7 and raw["max_points"] == 10
+    back = read_record(path)
+    assert back == rec
+    assert back.exercises[0].tests[1] == TestResult("batch 7", False, "expected shape (7, 10), got shape (1, 10)")
+    reports.write_csv(tmp_path / "grades.csv", reports.grade_rows([back]))
+    rows = list(csv.DictReader(io.StringIO((tmp_path / "grades.csv").read_text())))
+    assert [(r["student"], r["lesson"], r["exercise"], r["points"], r["max_points"], r["status"]) for r in rows] == [
+        ("zoe", "03", "03.dynamic_batch", "2", "4", "failed"), ("zoe", "03", "03.raw_input", "4", "4", "passed"),
+        ("zoe", "03", "03.quiz", "1", "2", "failed")]
+    assert rows[0]["message"] == rec.exercises[0].message
+
+
+@pytest.mark.parametrize("change, said", [
+    (lambda r: r.update(schema_version=SCHEMA_VERSION + 1), f"version {SCHEMA_VERSION + 1}, newer than"),
+    (lambda r: r.update(schema_version=SCHEMA_VERSION - 1), f"version {SCHEMA_VERSION - 1} (written by an older"),
+    (lambda r: r.update(schema_version=True), "version True (written by an older"),
+    (lambda r: r.pop("schema_version"), "no schema version (written by an older"),
+    (lambda r: r.pop("cells"), "no field 'cells'"),
+    (lambda r: r.update(seconds="3 s"), "field 'seconds' is not a valid float | None"),
+    (lambda r: r["exercises"][0].update(points=float("nan")), "field 'points' is not a valid float"),
+    (lambda r: r["exercises"][0].update(status="great"), "field 'status' is not a valid Status"),
+    (lambda r: r["exercises"][1]["tests"].append({"name": "t"}), "field 'tests' is not a valid list[TestResult]"),
+    (lambda r: r["exercises"].append({"exercise": "../x"}), "an exercise entry without a valid id"),
+])
+def test_the_reader_refuses_another_version_or_a_malformed_record(tmp_path, change, said):
+    path = tmp_path / "results.json"
+    raw = record_json(_record())
+    change(raw)
+    path.write_text(json.dumps(raw))
+    with pytest.raises(ResultsError) as e:
+        read_record(path)
+    assert said in str(e.value) and "\n" not in str(e.value), str(e.value)
+
+
+def test_a_run_of_an_older_schema_is_one_clear_line(run_dir, capsys):
+    path = run_dir / "students" / "bob" / "results.json"
+    raw = json.loads(path.read_text())
+    del raw["schema_version"]
+    path.write_text(json.dumps(raw))
+    assert cli(["grades", "export", str(run_dir), "--to", "csv"]) == 2
+    err = capsys.readouterr().err
+    assert "no schema version" in err and "grade the folder again" in err and err.count("\n") == 1, err
+
+
+def _documented(heading: str) -> list[list[tuple[str, str]]]:
+    """The (field, type) rows of each table in the section `heading` of docs/instructors.md."""
+    text = (ROOT / "docs" / "instructors.md").read_text(encoding="utf-8")
+    section = text.split(heading, 1)[1].split("\n## ", 1)[0].split("\n**", 1)[0]
+    tables, rows = [], []
+    for line in section.splitlines() + [""]:
+        m = re.match(r"\| `(\w+)` \| `(.+?)` \|", line)
+        if m:
+            rows.append((m[1], m[2].replace("\\|", "|")))
+        elif rows:
+            tables.append(rows)
+            rows = []
+    return tables
+
+
+def test_the_documented_results_schema_is_the_dataclasses():
+    record, exercise = _documented(f"### The results.json schema (version {SCHEMA_VERSION})")
+    derived = dict(DERIVED_KEYS)
+    assert record == [("schema_version", derived["schema_version"])] + stored_fields(Learner) + \
+        [(k, derived[k]) for k in ("points", "max_points")]
+    assert exercise == stored_fields(ExerciseResult)
+    assert list(record_json(_record())) == [k for k, _ in record]   # the file holds exactly that, in that order
 
 
 def test_a_run_folder_that_is_not_one_says_so(tmp_path, capsys):

@@ -14,7 +14,8 @@ import pytest
 
 from labkit import plain, sandbox
 from labkit.checks import quiz_answers
-from labkit.grading import batch, cache, judge, lesson as lesson_mod, options, rebuild, run, submissions, verdicts
+from labkit.checks.result import Result, TestResult
+from labkit.grading import batch, cache, forkserver, judge, lesson as lesson_mod, options, rebuild, submissions, verdicts
 
 ROOT = Path(__file__).resolve().parents[1]
 LESSON00 = ROOT / "lessons" / "00_setup_check.ipynb"
@@ -119,6 +120,13 @@ def test_bundle_covers_every_verdict_module(lesson, monkeypatch):
 # ---------------------------------------------------------------- cache: authenticated
 
 
+def test_cache_entries_of_another_results_schema_are_never_looked_up(tmp_path, monkeypatch):
+    c = cache.ResultsCache(tmp_path, trusted=True)
+    key = c.entry_key("sha", "bundle")
+    monkeypatch.setattr(cache, "SCHEMA_VERSION", cache.SCHEMA_VERSION + 1)
+    assert c.entry_key("sha", "bundle") != key
+
+
 def test_cache_entries_are_authenticated(tmp_path):
     c = cache.ResultsCache(tmp_path, trusted=True)
     key = c.entry_key("sha", "bundle")
@@ -140,8 +148,8 @@ def test_cache_entries_are_authenticated(tmp_path):
 
 
 def test_kernel_environment_holds_no_secret(tmp_path):
-    spec = run.SandboxSpec({}, True, (), (), "/in", "/data", None)
-    env = run.kernel_env(tmp_path, spec)
+    spec = forkserver.SandboxSpec({}, True, (), (), "/in", "/data", None)
+    env = forkserver.kernel_env(tmp_path, spec)
     assert not [k for k in env if "SEED" in k or "KEY" in k or "TOKEN" in k]
     assert env["LABKIT_INPUTS_DIR"] == "/in" and env["LABKIT_CACHE"] == "/data"
 
@@ -187,8 +195,8 @@ def test_judge_timeout_is_a_verdict(tmp_path):
             "def never(answer, seed):\n    time.sleep(1000)\n    yield\n"
             "judge_spec('00.relu').judge = never\n")
     out = judge.judge_answers("00", answers, 1, ["00.relu", "00.quiz"], slow, timeout=3, data_dir=str(tmp_path))
-    assert out["00.relu"]["status"] == "timeout" and "3 s" in out["00.relu"]["message"]
-    assert out["00.quiz"]["status"] == "passed"  # judged by a fresh process after the timeout
+    assert out["00.relu"].status == "timeout" and "3 s" in out["00.relu"].message
+    assert out["00.quiz"].status == "passed"  # judged by a fresh process after the timeout
 
 
 def test_verdict_process_stays_warm_between_submissions(tmp_path):
@@ -201,7 +209,7 @@ def test_verdict_process_stays_warm_between_submissions(tmp_path):
     sandbox.kill_tree(spare=pid)
     t0 = time.perf_counter()
     out = judge.judge_answers("00", answers, 1, ["00.quiz"], "", timeout=30, data_dir=str(tmp_path))
-    assert out["00.quiz"]["status"] == "passed" and judge.server_pids() == pid
+    assert out["00.quiz"].status == "passed" and judge.server_pids() == pid
     assert time.perf_counter() - t0 < 1.0  # no imports paid again
     judge._SERVER.close()
     judge._SERVER = None
@@ -212,11 +220,11 @@ def test_verdict_process_stays_warm_between_submissions(tmp_path):
 
 def test_compose_timeout_and_missing(lesson):
     rebuilt = rebuild.Rebuilt([rebuild.RunCell("x", "check", "00.relu", 0)], {}, {"00.quiz": "no answer cell"})
-    res = verdicts.compose(lesson.exercises, rebuilt, [], {"00.relu": {"status": "timeout", "message": "slow"}},
-                           10, 100)
-    by = {r["exercise"]: r for r in res}
-    assert by["00.relu"]["status"] == "timeout" and by["00.relu"]["points"] == 0
-    assert by["00.quiz"]["status"] == "missing" and by["00.quiz"]["message"] == "no answer cell"
+    timeout = Result("00.relu", "ReLU", "timeout", 3.0, 3.0, "slow", [TestResult("t", True)])
+    res = verdicts.compose(lesson.exercises, rebuilt, [], {"00.relu": timeout}, 10, 100)
+    by = {r.exercise: r for r in res}
+    assert by["00.relu"].status == "timeout" and by["00.relu"].points == 0 and not by["00.relu"].tests
+    assert by["00.quiz"].status == "missing" and by["00.quiz"].message == "no answer cell"
 
 
 # ---------------------------------------------------------------- batch: temporary folders

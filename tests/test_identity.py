@@ -19,7 +19,7 @@ from labkit.cli import main as cli
 from labkit.grading import identity, reports
 from labkit.grading.class_report import report_html
 from labkit.grading.exports import canvas_csv, match, moodle_csv, read_roster
-from labkit.grading.results import load_run
+from labkit.grading.results import ExerciseResult, load_run
 from labkit.grading.submissions import read_submission, resolve
 
 from conftest import ROOT
@@ -174,10 +174,8 @@ def _synthetic_run(tmp_path: Path, lesson, files: list[tuple[str, float, float]]
     reports.write_manifest(out, lesson, subs, older, res.notes, stale)
     for s in subs:
         r, q = points[s.path.name]
-        rows = [{"exercise": "00.relu", "title": "ReLU", "status": "passed" if r == 2 else "failed", "points": r,
-                 "max_points": 2.0, "message": "", "tests": [], "hint": ""},
-                {"exercise": "00.quiz", "title": "Quiz", "status": "passed" if q == 2 else "failed", "points": q,
-                 "max_points": 2.0, "message": "", "tests": [], "hint": ""}]
+        rows = [ExerciseResult("00.relu", "ReLU", "passed" if r == 2 else "failed", r, 2.0, ""),
+                ExerciseResult("00.quiz", "Quiz", "passed" if q == 2 else "failed", q, 2.0, "")]
         reports.write_student(out, reports.record(lesson, s, rows, "sandbox", "k", out=out))
     reports.finish_run(out, lesson, "sandbox")
     return subs
@@ -422,8 +420,7 @@ def test_a_notebook_claiming_bob_never_reaches_bobs_canvas_cell(tmp_path, lesson
     reports.write_manifest(out, lesson, subs, older, res.notes, [])
     for s in subs:
         pts = 2.0 if s.path.name == "bob.ipynb" else 0.0
-        rows = [{"exercise": x, "title": x, "status": "passed" if pts else "not_attempted", "points": pts,
-                 "max_points": 2.0, "message": "", "tests": [], "hint": ""} for x in ("00.relu", "00.quiz")]
+        rows = [ExerciseResult(x, x, "passed" if pts else "not_attempted", pts, 2.0, "") for x in ("00.relu", "00.quiz")]
         reports.write_student(out, reports.record(lesson, s, rows, "sandbox", "k", out=out))
     reports.finish_run(out, lesson, "sandbox")
     roster = tmp_path / "roster.csv"

@@ -142,6 +142,16 @@ def test_no_import_circle_at_import_time():
     assert not circles, f"module-level import circles: {circles}"
 
 
+def test_no_circle_in_grading_even_through_function_imports():
+    """Inside labkit.grading the dependency goes one way even counting imports inside functions
+    (forkserver -> run closed one through `kernel_env`; both now take it from forkserver)."""
+    lazy = _graph(module_level=False)
+    assert "labkit.sandbox" in lazy["labkit.grading.forkserver"], "forkserver imports sandbox inside functions"
+    assert "labkit.sandbox" not in _graph(module_level=True)["labkit.grading.forkserver"]
+    circles = [c for c in _circles(lazy) if any(m.startswith("labkit.grading") for m in c)]
+    assert not circles, f"import circles through labkit.grading: {circles}"
+
+
 def test_learner_side_never_imports_judge_code():
     """Only labkit.grading and labkit_judges may name labkit_judges in an import statement (anywhere:
     the learner's `check()` reaches its judge through the registry, by name, never by import)."""

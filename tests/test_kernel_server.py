@@ -126,13 +126,15 @@ def test_log_tail_follows_no_link(tmp_path):
 
 
 def test_records_are_bounded_when_written():
-    from labkit.grading.results import MAX_MESSAGE_CHARS, MAX_TESTS, bound_results
+    from labkit.checks.result import TestResult
+    from labkit.grading.results import MAX_MESSAGE_CHARS, MAX_TESTS, ExerciseResult, bound_results, exercises_json
 
-    huge = [{"exercise": "01.x", "message": "input " * 1_000_000, "tests": [{"name": "t" * 10_000}] * 40_000}]
+    huge = [ExerciseResult("01.x", "X", "failed", 0.0, 1.0, "input " * 1_000_000,
+                           [TestResult("t" * 10_000, False, "")] * 40_000)]
     out = bound_results(huge)
-    assert len(json.dumps(out)) < 200_000
-    assert len(out[0]["message"]) <= MAX_MESSAGE_CHARS and out[0]["message"].endswith("not shown)")
-    assert len(out[0]["tests"]) == MAX_TESTS and out[0]["tests"][0]["name"].endswith("…")
+    assert len(json.dumps(exercises_json(out))) < 200_000
+    assert len(out[0].message) <= MAX_MESSAGE_CHARS and out[0].message.endswith("not shown)")
+    assert len(out[0].tests) == MAX_TESTS and out[0].tests[0].name.endswith("…")
 
 
 def test_kernel_states_that_cannot_answer_count_as_gone():
@@ -239,7 +241,8 @@ def test_server_without_bubblewrap_forks_kernels_and_resets(tmp_path):
     import labkit
     import labkit_judges
     from labkit.grading.rebuild import RunCell
-    from labkit.grading.run import Runner, SandboxSpec
+    from labkit.grading.forkserver import SandboxSpec
+    from labkit.grading.run import Runner
 
     spec = SandboxSpec(dict(sandbox.DEFAULT_LIMITS), False,
                        tuple(map(str, [*sandbox.python_paths(), Path(labkit.__file__).parent])),

@@ -6,7 +6,7 @@ One module per stage, dataclasses between them:
 * `lesson`      — the solution notebook, its exercises, the test-bundle hash (cache key).
 * `submissions` — files -> `Submission`s, bounded work per file, unique student names.
 * `rebuild`     — the instructor's notebook with only the learner's answer cells (`Rebuilt`).
-* `run`         — confined kernels execute the rebuilt cells (`SandboxSpec`, `Runner`).
+* `run`         — confined kernels execute the rebuilt cells (`Runner`; `forkserver.SandboxSpec` says how).
 * `judge`       — the verdict process judges the recorded plain data (confined, with a timeout).
 * `verdicts`    — verdicts + what happened to the cells -> one result per exercise.
 * `cache`       — HMAC-authenticated results cache, secret seed.

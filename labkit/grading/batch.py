@@ -15,24 +15,28 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import nbformat
 
 from ..assign import lesson_version, make_lesson
 from ..cells import cell_source
 from . import judge
-from .forkserver import KernelServer, warm_plan
+from .forkserver import KernelServer, SandboxSpec, warm_plan
 from .judge import copy_answers, judge_answers
 from .lesson import ExerciseInfo, Lesson, bundle_hash, load_lesson, resolve_lesson
 from .options import NOT_GUARANTEED, GradeError, Options, Protection, decide_protection, parse
 from .rebuild import Rebuilt, build_run
 from .reports import (finish_run, histogram, keep_other_exercises, previous_records, record, write_grades,
                       write_manifest, write_student)
-from .results import bound_results
-from .run import Runner, SandboxSpec, bound_channels
+from .results import Learner, ResultsError, bound_results, exercises_json, parse_exercises
+from .run import Runner, bound_channels
 from .submissions import Submission, expand, read_submission, resolve, roots_of
-from .verdicts import compose, row
+from .verdicts import compose, unjudged
 from ..text import shorten
+
+if TYPE_CHECKING:
+    from .cache import ResultsCache
 
 WORKER_MEMORY = 4 << 30
 TMP_PREFIX = "labkit-grade-"
@@ -319,19 +323,19 @@ def grade(opts: Options) -> int:
         subs = _select(opts, lesson, subs)
         previous = ({k: v for k, v in previous_records(out).items() if k in learners}
                     if (opts.only or opts.exercises) else {})
-        records: dict[str, dict] = {}
+        records: dict[str, Learner] = {}
         todo: list[tuple[Submission, Task, str]] = []
         cached = 0
         for s in subs:
             key = cache.entry_key(s.sha or hashlib.sha256(str(s.path).encode()).hexdigest(), bundle)
             if s.error is not None or s.nb is None:
-                records[s.student] = record(lesson, s, [row(ex, s.status, s.error or "") for ex in lesson.exercises],
+                records[s.student] = record(lesson, s, [unjudged(ex, s.status, s.error or "") for ex in lesson.exercises],
                                             protection="not run", key=key, out=out)
                 continue
-            hit = None if (opts.force or opts.only or opts.exercises) else cache.get(key)
+            hit = None if (opts.force or opts.only or opts.exercises) else _cached(cache, key)
             if hit is not None:
-                records[s.student] = record(lesson, s, hit["results"], hit["protection"], key, hit.get("seconds"),
-                                            extra={"cells": hit.get("cells", []), "cached": True}, out=out)
+                records[s.student] = record(lesson, s, hit["results"], hit["protection"], key, hit["seconds"],
+                                            out=out, cells=hit["cells"], cached=True)
                 cached += 1
                 continue
             rebuilt = build_run(lesson, s.nb)
@@ -351,8 +355,7 @@ def grade(opts: Options) -> int:
         records = {**previous, **records}
     finally:
         _remove(tmp_root)
-    recs = sorted(records.values(), key=lambda r: r["student"].lower())
-    histogram(out / "histogram.png", [r["points"] for r in recs], lesson.max_points, lesson.number)
+    histogram(out / "histogram.png", [r.points for r in records.values()], lesson.max_points, lesson.number)
     print(finish_run(out, lesson, protection.description))
     print(f"\nWrote {out / 'grades.csv'}, {out / 'histogram.png'} and a folder per student under "
           f"{out / 'students'} (results.json, feedback.html).")
@@ -363,6 +366,19 @@ def grade(opts: Options) -> int:
             print("  " + f, file=sys.stderr)
         return 1
     return 0
+
+
+def _cached(cache: ResultsCache, key: str) -> dict | None:
+    """The cache entry under `key` with its exercise results read back (None when absent or not a
+    record this labkit reads: such a submission is graded again)."""
+    hit = cache.get(key)
+    if hit is None:
+        return None
+    try:
+        return {**hit, "results": parse_exercises(hit["results"], "a cached result"),
+                "seconds": hit.get("seconds"), "cells": hit.get("cells", [])}
+    except (ResultsError, KeyError):
+        return None
 
 
 def _select(opts: Options, lesson: Lesson, subs: list[Submission]) -> list[Submission]:
@@ -411,17 +427,16 @@ def _run_pool(opts: Options, lesson: Lesson, protection: Protection, todo: list,
                 res = {"internal_error": f"the grading worker failed: {shorten(e, 200)}"}
             if "internal_error" in res:
                 failures.append(f"{s.path}: {res['internal_error']}")
-                results = [row(ex, "error", f"could not be graded (grader problem: {res['internal_error']}); "
-                                            "re-run labkit grade to retry") for ex in lesson.exercises]
+                results = [unjudged(ex, "error", f"could not be graded (grader problem: {res['internal_error']}); "
+                                                 "re-run labkit grade to retry") for ex in lesson.exercises]
                 records[s.student] = record(lesson, s, results, protection.mode, key, out=out)
             else:
                 records[s.student] = record(lesson, s, res["results"], protection.mode, key, res.get("seconds"),
-                                            extra={"kernel_starts": res.get("kernel_starts"),
-                                                   "judge_seconds": res.get("judge_seconds"),
-                                                   "answer_problems": res.get("problems", []),
-                                                   "cells": res.get("events", [])}, out=out)
+                                            out=out, kernel_starts=res.get("kernel_starts"),
+                                            judge_seconds=res.get("judge_seconds"),
+                                            answer_problems=res.get("problems", []), cells=res.get("events", []))
                 if res.get("verified"):  # only a verdict from a verified-clean start is reused
-                    cache.put(key, {"results": res["results"], "protection": protection.mode,
+                    cache.put(key, {"results": exercises_json(res["results"]), "protection": protection.mode,
                                     "seconds": res.get("seconds"), "cells": res.get("events", []),
                                     "submission_sha256": s.sha})
             records[s.student] = keep_other_exercises(records[s.student], (previous or {}).get(s.student),

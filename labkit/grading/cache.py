@@ -14,6 +14,7 @@ import secrets
 from pathlib import Path
 
 from ..fsutil import atomic_write
+from .results import SCHEMA_VERSION
 
 
 def private_dir(out: Path) -> Path:
@@ -47,7 +48,9 @@ class ResultsCache:
         self.trusted = trusted  # without a sandbox a kernel could read the key: nothing is reused
 
     def entry_key(self, submission_sha: str, bundle: str) -> str:
-        return hashlib.sha256(f"{submission_sha}:{bundle}".encode()).hexdigest()
+        """The entry of one submission graded with one test bundle, in this results schema (an entry
+        of another schema version is never looked up)."""
+        return hashlib.sha256(f"{SCHEMA_VERSION}:{submission_sha}:{bundle}".encode()).hexdigest()
 
     def _mac(self, entry: str, payload: str) -> str:
         return hmac.new(self.key, entry.encode() + b"\0" + payload.encode(), hashlib.sha256).hexdigest()

@@ -95,11 +95,11 @@ def common_mistakes(run: Run, exercise: str, top: int = TOP_MISTAKES) -> list[tu
             continue
         keys = set()
         for t in ex.tests:
-            if not t.get("passed"):
-                k = mistake_key(str(t.get("message", "")))
+            if not t.passed:
+                k = mistake_key(t.message)
                 keys.add(k)
-                example.setdefault(k, str(t.get("message", "")))
-                tests.setdefault(k, set()).add(str(t.get("name", "")))
+                example.setdefault(k, t.message)
+                tests.setdefault(k, set()).add(t.name)
         if not ex.tests and ex.status in ("error", "timeout"):
             k = mistake_key(ex.message)
             keys.add(k)

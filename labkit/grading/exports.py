@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..fsutil import atomic_write
-from .results import Learner, ResultsError, Run, _read_bounded
+from .results import Learner, ResultsError, Run, read_checked
 
 FORMATS = ("canvas", "moodle", "gradescope", "csv")
 MAX_ROSTER_BYTES = 4 << 20
@@ -97,7 +97,7 @@ def read_roster(path: str | os.PathLike) -> Roster:
     * plain: any of student (as graded), name, id, email, login, id_number, section."""
     path = Path(path)
     try:
-        text = _read_bounded(path, MAX_ROSTER_BYTES).decode("utf-8-sig")
+        text = read_checked(path, MAX_ROSTER_BYTES).decode("utf-8-sig")
     except FileNotFoundError:
         raise ResultsError(f"no roster file {path}") from None
     except UnicodeDecodeError:
@@ -368,21 +368,26 @@ def wide_csv(runs: list[Run]) -> str:
     return _csv(rows)
 
 
+def gradescope_learner(run: Run, learner: Learner) -> dict:
+    """One learner's Gradescope results.json (the autograder specification's fields): one test per
+    exercise, its output the status, the message, any override and, short of full points, the hint."""
+    tests = []
+    for ex in learner.exercises:
+        output = f"{ex.status}: {ex.message}"
+        if ex.overridden:
+            output += f"\nOverride by the instructor ({ex.graded_points:g} -> {ex.points:g} points): {ex.override_reason}"
+        if ex.hint and ex.points < ex.max_points:
+            output += f"\nHint: {ex.hint}"
+        tests.append({"name": f"{ex.exercise} · {ex.title}", "score": ex.points, "max_score": ex.max_points,
+                      "status": "passed" if ex.points >= ex.max_points else "failed", "output": output,
+                      "visibility": "visible"})
+    return {"score": learner.points, "output": f"{run.lesson_name}: {learner.points:g} / {learner.max_points:g} points",
+            "visibility": "visible", "tests": tests}
+
+
 def gradescope_results(run: Run) -> dict[str, dict]:
     """{student: Gradescope results.json} for one lesson."""
-    out = {}
-    for learner in run.learners:
-        tests = []
-        for ex in learner.exercises:
-            output = f"{ex.status}: {ex.message}"
-            if ex.overridden:
-                output += f"\nOverride by the instructor ({ex.graded_points:g} -> {ex.points:g} points): {ex.override_reason}"
-            tests.append({"name": f"{ex.exercise} · {ex.title}", "score": ex.points, "max_score": ex.max_points,
-                          "status": "passed" if ex.points >= ex.max_points else "failed", "output": output,
-                          "visibility": "visible"})
-        out[learner.student] = {"score": learner.points, "output": f"{run.lesson_name}: {learner.points:g} / "
-                                f"{learner.max_points:g} points", "visibility": "visible", "tests": tests}
-    return out
+    return {learner.student: gradescope_learner(run, learner) for learner in run.learners}
 
 
 def export(runs: list[Run], to: str, out: Path, roster: Roster | None = None,

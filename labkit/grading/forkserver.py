@@ -22,11 +22,11 @@ from __future__ import annotations
 import json
 import os
 import select
-import shutil
 import signal
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 #: always imported by the server: what every kernel loads
@@ -49,6 +49,30 @@ def warm_plan(sources: list[str]) -> dict:
     modules = [m for root, mods in LESSON_MODULES.items() if root in roots for m in mods]
     export = "torch" in roots and "torch.onnx.export" in text
     return {"modules": [*modules, *(["torch.onnx"] if export else []), *BASE_MODULES], "export": export}
+
+
+@dataclass(frozen=True)
+class SandboxSpec:
+    """How one submission's kernels are confined (the same for a whole batch, except the folders)."""
+
+    limits: dict
+    bwrap: bool
+    visible: tuple[str, ...]          # read-only folders the kernel sees (python, labkit, inputs, data)
+    hidden: tuple[str, ...]           # folders inside those that must look empty (labkit_judges...)
+    inputs_dir: str
+    data_dir: str
+    uid: int | None                   # unprivileged uid of the kernel (root grader), else None
+
+
+def kernel_env(work: Path, spec: SandboxSpec) -> dict[str, str]:
+    """A scrubbed environment: no seed, nothing of the grader's, the grader's inputs and data folders."""
+    return {"PATH": os.environ.get("PATH", os.defpath), "LANG": os.environ.get("LANG", "C.UTF-8"),
+            "HOME": str(work), "TMPDIR": "/tmp" if spec.bwrap else str(work / "tmp"),
+            "LABKIT_COLLECT_DIR": str(work / "answers"), "LABKIT_INPUTS_DIR": spec.inputs_dir,
+            "LABKIT_CACHE": spec.data_dir, "MPLBACKEND": "Agg",
+            "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
+            "PYTHONDONTWRITEBYTECODE": "1", "JUPYTER_PLATFORM_DIRS": "1",
+            "PYDEVD_DISABLE_FILE_VALIDATION": "1", "PYTHONUNBUFFERED": "1"}
 
 
 STARTUP_TIMEOUT = 180
@@ -382,7 +406,7 @@ class KernelServer:
     `begin()` and `end()` bracket a submission; `end()` verifies that nothing of it is left, and any
     doubt replaces the server and the slot."""
 
-    def __init__(self, spec, slot: Path, warm: dict | None = None):
+    def __init__(self, spec: SandboxSpec, slot: Path, warm: dict | None = None):
         self.spec, self.slot = spec, slot
         self.log = slot.parent / f"{slot.name}-server.log"
         self.warm = warm or {"modules": list(BASE_MODULES), "export": False}  # see warm_plan()
@@ -563,7 +587,6 @@ class KernelServer:
 
     def start(self) -> None:
         from .. import sandbox
-        from .run import kernel_env
 
         self.prepare_slot()
         self.starts += 1
@@ -635,7 +658,6 @@ class KernelServer:
     def fork(self, conn: Path, log: Path) -> int:
         """A new kernel on connection file `conn`; returns its pid as this worker sees it."""
         from .. import sandbox
-        from .run import kernel_env
 
         req = {"op": "fork", "conn": str(conn), "log": str(log), "work": str(self.work), "uid": self.uid,
                "env": kernel_env(self.work, self.spec)}

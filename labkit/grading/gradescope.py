@@ -154,21 +154,14 @@ def pick_notebook(folder: Path, lesson: str) -> tuple[Path | None, list[str]]:
 
 
 def gradescope_json(run, protection: str, private: dict, notes: list[str], seconds: float) -> dict:
-    """One learner's Gradescope results.json (the autograder specification's fields)."""
-    learner = run.learners[0]
-    tests = []
-    for ex in learner.exercises:
-        tests.append({"name": f"{ex.exercise} · {ex.title}", "score": ex.points, "max_score": ex.max_points,
-                      "status": "passed" if ex.points >= ex.max_points else "failed",
-                      "output": f"{ex.status}: {ex.message}" + (f"\nHint: {ex.hint}" if ex.hint and
-                                                                 ex.points < ex.max_points else ""),
-                      "visibility": "visible"})
-    return {"score": learner.points, "execution_time": round(seconds),
-            "output": f"{run.lesson_name}: {learner.points:g} / {learner.max_points:g} points. "
-                      "Only your answer cells were run, inside the instructor's copy of the lesson."
+    """The learner's Gradescope results.json (`exports.gradescope_learner`) with what the autograder adds."""
+    from .exports import gradescope_learner
+
+    res = gradescope_learner(run, run.learners[0])
+    return {**res, "execution_time": round(seconds),
+            "output": res["output"] + ". Only your answer cells were run, inside the instructor's copy of the lesson."
                       + ("\n" + "\n".join(notes) if notes else ""),
-            "visibility": "visible", "stdout_visibility": "hidden", "tests": tests,
-            "extra_data": {"protection": protection, "answers_root_only": private}}
+            "stdout_visibility": "hidden", "extra_data": {"protection": protection, "answers_root_only": private}}
 
 
 def _fail(results: Path, message: str, protection: str = "not run") -> int:
@@ -214,8 +207,7 @@ def run(root: Path) -> int:
         return _fail(results, f"The grader could not run ({e}). {proc.stderr[-1500:]}", mode)
     if len(graded.learners) != 1:
         return _fail(results, f"The grader found {len(graded.learners)} learners in one submission", mode)
-    rec = json.loads((out / "students" / graded.learners[0].student / "results.json").read_text())
-    res = gradescope_json(graded, rec.get("protection", mode), answers_private(source), notes,
+    res = gradescope_json(graded, graded.learners[0].protection or mode, answers_private(source), notes,
                           time.monotonic() - t0)
     (results / "results.json").write_text(json.dumps(res, indent=1))
     return 0

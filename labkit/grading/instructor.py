@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
             from .reports import grade_rows, write_csv
 
             o = add_override(args.run, args.student, args.exercise, args.points, args.reason)
-            write_csv(Path(args.run) / "grades.csv", grade_rows(load_run(args.run)))
+            write_csv(Path(args.run) / "grades.csv", grade_rows(load_run(args.run).learners))
             print(f"Override recorded in {Path(args.run) / 'overrides.csv'}: {o.student} {o.exercise} -> "
                   f"{o.points:g} points ({o.reason}). grades.csv, exports, the report and feedback apply it.")
     except ResultsError as e:

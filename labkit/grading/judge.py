@@ -18,8 +18,12 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..cells import is_exercise_id
+
+if TYPE_CHECKING:
+    from ..checks.result import Result
 
 MAX_ANSWER_BYTES = 1 << 30
 JUDGE_MEMORY = 4 << 30
@@ -116,11 +120,13 @@ class JudgeServer:
     def alive(self) -> bool:
         return self.proc.poll() is None
 
-    def judge(self, answers: Path, ids: list[str]) -> dict[str, dict]:
+    def judge(self, answers: Path, ids: list[str]) -> dict[str, Result]:
         """{exercise id: verdict} for the recorded answers in `answers`; raises when the server fails."""
+        from ..checks.result import Result
+
         self.proc.stdin.write((json.dumps({"answers": str(answers), "ids": ids}) + "\n").encode())
         self.proc.stdin.flush()
-        out: dict[str, dict] = {}
+        out: dict[str, Result] = {}
         deadline = time.monotonic() + (self.timeout + 10) * len(ids) + 120  # the first request pays the imports
         while len(out) < len(ids):
             while b"\n" not in self.buf:
@@ -135,7 +141,7 @@ class JudgeServer:
                     raise RuntimeError("the checker wrote an oversized verdict")
             line, self.buf = self.buf.split(b"\n", 1)
             res = json.loads(line)
-            out[res.pop("_id")] = res
+            out[res.pop("_id")] = Result.from_dict(res)
         return out
 
     def close(self) -> None:
@@ -155,8 +161,8 @@ def server_pids() -> frozenset[int]:
 
 
 def judge_answers(lesson: str, answers: Path, seed: int, ids: list[str], extra: str, timeout: float,
-                  data_dir: str) -> dict[str, dict]:
-    """{exercise id: Result dict} from this worker's warm, confined verdict process (started on first use)."""
+                  data_dir: str) -> dict[str, Result]:
+    """{exercise id: Result} from this worker's warm, confined verdict process (started on first use)."""
     global _SERVER
     key = (lesson, seed, extra, timeout, data_dir)
     if _SERVER is None or not _SERVER.alive() or _SERVER.key != key:
@@ -176,12 +182,18 @@ def judge_answers(lesson: str, answers: Path, seed: int, ids: list[str], extra: 
 def _judge_one(spec: dict, answers: Path, id: str) -> dict:
     from .. import checks
 
-    ex = checks.get(id)
     try:
-        res = checks.judge_saved(ex, answers / id, int(spec["seed"]))
+        return checks.judge_saved(checks.get(id), answers / id, int(spec["seed"])).to_dict()
     except Exception as e:  # judge_saved should not raise; be safe anyway
-        res = checks.Result(ex.id, ex.title, "error", 0.0, ex.points, f"could not check: {e}", [], ex.hint)
-    return res.to_dict()
+        return _no_verdict(id, "error", f"could not check: {e}")
+
+
+def _no_verdict(id: str, status: str, message: str) -> dict:
+    """A verdict the verdict process gives itself (the judge crashed or ran too long), as a `Result`."""
+    from .. import checks
+
+    ex = checks.get(id)
+    return checks.Result(ex.id, ex.title, status, 0.0, ex.points, message, [], ex.hint).to_dict()
 
 
 def serve(spec_path: str) -> int:
@@ -224,15 +236,15 @@ def serve(spec_path: str) -> int:
                 while True:
                     left = deadline - time.monotonic()
                     if left <= 0 or not select.select([f], [], [], left)[0]:
-                        verdict = {"status": "timeout",
-                                   "message": f"the checker ran past {timeout:g} s on this answer and was stopped"}
+                        verdict = _no_verdict(id, "timeout",
+                                              f"the checker ran past {timeout:g} s on this answer and was stopped")
                         break
                     chunk = f.read(1 << 16)
                     if not chunk:
                         break
                     buf += chunk
                     if len(buf) > MAX_LINE:
-                        verdict = {"status": "error", "message": "the checker produced an oversized verdict"}
+                        verdict = _no_verdict(id, "error", "the checker produced an oversized verdict")
                         break
             try:
                 os.kill(pid, signal.SIGKILL)
@@ -244,8 +256,8 @@ def serve(spec_path: str) -> int:
                     verdict = json.loads(buf)
                 except ValueError:
                     why = f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status) else "no verdict"
-                    verdict = {"status": "error", "message": f"the checker crashed on this answer ({why}: "
-                                                             "out of memory or CPU time?)"}
+                    verdict = _no_verdict(id, "error", f"the checker crashed on this answer ({why}: out of memory "
+                                                       "or CPU time?)")
             verdict["_id"] = id
             sys.stdout.write(json.dumps(verdict) + "\n")
             sys.stdout.flush()

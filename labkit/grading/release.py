@@ -13,9 +13,9 @@ from pathlib import Path
 
 from ..cells import exercise_tag
 from ..checks.result import LABELS
-from ..fsutil import atomic_write
+from ..fsutil import atomic_write, read_bounded
 from .results import ExerciseResult, Learner, Run
-from .submissions import MAX_CELLS, _read_bounded
+from .submissions import MAX_CELLS, MAX_SUBMISSION_BYTES
 
 FEEDBACK_TAG = "labkit-feedback"
 
@@ -34,9 +34,9 @@ def feedback_markdown(ex: ExerciseResult) -> str:
     label = LABELS.get(ex.status, ex.status)
     lines = [f"> **Feedback · `{ex.exercise}` — {label}, {ex.points:g} / {ex.max_points:g} points**", ">",
              f"> {_md(ex.message)}"]
-    failing = [t for t in ex.tests if not t.get("passed")]
+    failing = [t for t in ex.tests if not t.passed]
     for t in failing[:6]:
-        lines.append(f"> - ✘ **{_md(t.get('name', ''))}**: {_md(t.get('message', ''))}")
+        lines.append(f"> - ✘ **{_md(t.name)}**: {_md(t.message)}")
     if ex.hint and ex.points < ex.max_points:
         lines += [">", f"> Hint: {_md(ex.hint)}"]
     if ex.overridden:
@@ -83,8 +83,8 @@ def submission_path(run: Run, learner: Learner) -> Path:
     the run folder (the class folder moved along with it), else relative to the working directory."""
     recorded = Path(learner.submission)
     candidates = [recorded] if recorded.is_absolute() else []
-    if learner.submission_relative:
-        candidates.append(run.folder / learner.submission_relative)
+    if learner.submission_relative_to_out:
+        candidates.append(run.folder / learner.submission_relative_to_out)
     if not recorded.is_absolute():
         candidates += [run.folder / recorded, recorded]
     return next((c for c in candidates if c.is_file() and not c.is_symlink()), candidates[0] if candidates else recorded)
@@ -101,20 +101,11 @@ def release(run: Run, dest: Path) -> tuple[int, list[str]]:
         notes.append(f"{stale}: not in the latest grading of {run.folder} (stale folder): no feedback written")
     for learner in run.learners:
         folder = dest / learner.student
-        rec_path = run.folder / "students" / learner.student / "results.json"
-        rec = json.loads(rec_path.read_text())
-        rec["exercises"] = [{**e, "points": ex.points,
-                             "message": e.get("message", "") + (f" (changed by your instructor from "
-                                                                f"{ex.graded_points:g} to {ex.points:g} points: "
-                                                                f"{ex.override_reason})" if ex.overridden else "")}
-                            for e in rec["exercises"] for ex in [learner.get(e["exercise"])] if ex]
-        rec["points"] = learner.points
-        rec["name"] = learner.name
-        atomic_write(folder / "feedback.html", feedback_html(rec))
+        atomic_write(folder / "feedback.html", feedback_html(learner))
         written += 1
         src = submission_path(run, learner)
         try:
-            nb = json.loads(_read_bounded(src))
+            nb = json.loads(read_bounded(src, MAX_SUBMISSION_BYTES, "notebook"))
             if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
                 raise ValueError("not a notebook")
         except (OSError, ValueError, RecursionError) as e:

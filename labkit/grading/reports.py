@@ -9,12 +9,15 @@ import io
 import json
 import os
 import re
+from collections import Counter
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from ..checks.result import LABELS
 from ..fsutil import atomic_write
 from .lesson import Lesson
+from .results import ExerciseResult, Learner, ResultsError, load_run, read_record, write_record
 from .submissions import Submission
 
 COLUMNS = ["student", "lesson", "exercise", "points", "max_points", "status", "message"]
@@ -31,67 +34,57 @@ def _where(path: Path | str, out: Path) -> dict:
     return {"submission": absolute, "submission_relative_to_out": rel}
 
 
-def record(lesson: Lesson, s: Submission, results: list[dict], protection: str, key: str,
-           seconds: float | None = None, extra: dict | None = None, out: Path | None = None) -> dict:
-    """One student's results.json."""
-    ident = s.identity.to_dict() if getattr(s, "identity", None) is not None else None
+def record(lesson: Lesson, s: Submission, results: list[ExerciseResult], protection: str, key: str,
+           seconds: float | None = None, out: Path | None = None, **details: Any) -> Learner:
+    """One learner's record as the grader writes it (`details`: other `Learner` fields, such as `cells`)."""
+    ident = s.identity.to_dict() if getattr(s, "identity", None) is not None else {}
     where = _where(s.path, out) if out is not None else {"submission": os.path.abspath(s.path)}
-    return {"student": s.student, "name": getattr(s, "name", s.student), "identity": ident,
-            "lesson": lesson.number, "lesson_name": lesson.name, **where,
-            "other_files": list(getattr(s, "other_files", None) or []),
-            "lesson_version": getattr(s, "version", ""),
-            "submission_sha256": s.sha, "cache_key": key, "graded_at": _dt.datetime.now().isoformat(timespec="seconds"),
-            "protection": protection, "seconds": seconds,
-            "points": round(sum(float(r["points"]) for r in results), 2), "max_points": lesson.max_points,
-            "exercises": results, **(extra or {})}
+    return Learner(s.student, lesson.number, lesson.name, results, name=getattr(s, "name", s.student),
+                   identity=ident, **where, other_files=list(getattr(s, "other_files", None) or []),
+                   lesson_version=getattr(s, "version", ""), submission_sha256=s.sha, cache_key=key,
+                   graded_at=_dt.datetime.now().isoformat(timespec="seconds"), protection=protection,
+                   seconds=seconds, **details)
 
 
 def student_dir(out: Path, student: str) -> Path:
     return out / "students" / student
 
 
-def write_student(out: Path, rec: dict) -> None:
-    folder = student_dir(out, rec["student"])
-    atomic_write(folder / "results.json", json.dumps(rec, indent=1))
-    atomic_write(folder / "feedback.html", feedback_html(rec))
+def write_student(out: Path, learner: Learner) -> None:
+    folder = student_dir(out, learner.student)
+    write_record(folder / "results.json", learner)
+    atomic_write(folder / "feedback.html", feedback_html(learner))
 
 
-def previous_records(out: Path) -> dict[str, dict]:
-    """The results.json files an earlier run left in `out/students/` (links and unreadable files skipped)."""
-    found: dict[str, dict] = {}
+def previous_records(out: Path) -> dict[str, Learner]:
+    """The records an earlier run left in `out/students/` (links, unreadable files and records of
+    another schema version skipped: their learners are graded whole)."""
+    found: dict[str, Learner] = {}
     folder = out / "students"
     for sub in sorted(folder.iterdir()) if folder.is_dir() else []:
         path = sub / "results.json"
-        if sub.is_symlink() or path.is_symlink() or not path.is_file() or path.stat().st_size > 4 << 20:
+        if sub.is_symlink() or not path.exists():
             continue
         try:
-            rec = json.loads(path.read_text())
-        except (OSError, ValueError, RecursionError):
+            learner = read_record(path)
+        except (OSError, ResultsError):
             continue
-        if isinstance(rec, dict) and rec.get("student") == sub.name and isinstance(rec.get("exercises"), list):
-            found[sub.name] = rec
+        if learner.student == sub.name:
+            found[sub.name] = learner
     return found
 
 
-def keep_other_exercises(rec: dict, previous: dict | None, regraded: tuple[str, ...]) -> dict:
+def keep_other_exercises(rec: Learner, previous: Learner | None, regraded: tuple[str, ...]) -> Learner:
     """`rec` with only the `regraded` exercises taken from this run; the others as `previous` had them."""
     if not regraded or previous is None:
         return rec
-    old = {r.get("exercise"): r for r in previous.get("exercises", []) if isinstance(r, dict)}
-    merged = [r if r["exercise"] in regraded or r["exercise"] not in old else old[r["exercise"]]
-              for r in rec["exercises"]]
-    return {**rec, "exercises": merged, "points": round(sum(float(r["points"]) for r in merged), 2),
-            "regraded_exercises": sorted(regraded)}
+    merged = [r if r.exercise in regraded else previous.get(r.exercise) or r for r in rec.exercises]
+    return replace(rec, exercises=merged, regraded_exercises=sorted(regraded))
 
 
-def write_grades(out: Path, records: dict[str, dict]) -> None:
-    rows = []
-    for rec in sorted(records.values(), key=lambda r: r["student"].lower()):
-        for r in rec["exercises"]:
-            rows.append({"student": rec["student"], "lesson": rec["lesson"], "exercise": r["exercise"],
-                         "points": float(r["points"]), "max_points": float(r["max_points"]),
-                         "status": r["status"], "message": r.get("message", "")})
-    write_csv(out / "grades.csv", rows)
+def write_grades(out: Path, records: dict[str, Learner]) -> None:
+    """grades.csv while a batch runs (`finish_run` rewrites it from the files at the end)."""
+    write_csv(out / "grades.csv", grade_rows(sorted(records.values(), key=lambda r: r.student.lower())))
 
 
 def _csv_cell(value: Any) -> str:
@@ -125,32 +118,27 @@ def write_manifest(out: Path, lesson: Lesson, subs: list[Submission], older: lis
         "notes": notes, "stale": stale}, indent=1, ensure_ascii=False))
 
 
-def grade_rows(run) -> list[dict]:
-    """grades.csv rows of a loaded run (overrides applied: points changed, the reason in the message)."""
+def grade_rows(learners: Iterable[Learner]) -> list[dict]:
+    """grades.csv rows of these learners (an override changes the points and is said in the message)."""
     rows = []
-    for learner in run.learners:
+    for learner in learners:
         for ex in learner.exercises:
             msg = ex.message + (f" [override: {ex.graded_points:g} -> {ex.points:g} points: {ex.override_reason}]"
                                 if ex.overridden else "")
-            rows.append({"student": learner.student, "lesson": run.lesson, "exercise": ex.exercise, "points": ex.points,
-                         "max_points": ex.max_points, "status": ex.status, "message": msg})
+            rows.append({"student": learner.student, "lesson": learner.lesson, "exercise": ex.exercise,
+                         "points": ex.points, "max_points": ex.max_points, "status": ex.status, "message": msg})
     return rows
 
 
 def finish_run(out: Path, lesson: Lesson, protection: str) -> str:
     """Rewrite grades.csv from the run as it stands (this run's learners, overrides applied) and
     return the summary table of the same data."""
-    from .results import ResultsError, load_run
-
     try:
         run = load_run(out)
     except ResultsError as e:
         return f"(no summary: {e})"
-    write_csv(out / "grades.csv", grade_rows(run))
-    recs = [{"student": l.student, "name": l.name, "points": l.points, "max_points": l.max_points,
-             "exercises": [{"exercise": e.exercise, "points": e.points, "status": e.status} for e in l.exercises]}
-            for l in run.learners]
-    text = summary_table(lesson, recs, protection)
+    write_csv(out / "grades.csv", grade_rows(run.learners))
+    text = summary_table(lesson, run.learners, protection)
     n = sum(e.overridden for l in run.learners for e in l.exercises)
     if n:
         text += f"\n({n} override(s) from {out / 'overrides.csv'} applied.)"
@@ -159,23 +147,26 @@ def finish_run(out: Path, lesson: Lesson, protection: str) -> str:
     return text
 
 
-def feedback_html(record: dict) -> str:
-    from ..checks import Result, panel_html
+def feedback_html(learner: Learner) -> str:
+    """The learner's feedback page: one panel per exercise, as in the notebook, with any override said."""
+    from ..checks import panel_html
 
     e = html.escape
     panels = []
-    for r in record["exercises"]:
-        panel = panel_html(Result.from_dict(r))
-        if r.get("notes") and r["status"] == "passed":
-            panel += f"<div style='font-size:12px;color:#6e7781'>Note: {e('; '.join(r['notes']))}</div>"
+    for r in learner.exercises:
+        if r.overridden:
+            r = replace(r, message=f"{r.message} (changed by your instructor from {r.graded_points:g} to "
+                                   f"{r.points:g} points: {r.override_reason})")
+        panel = panel_html(r)
+        if r.notes and r.status == "passed":
+            panel += f"<div style='font-size:12px;color:#6e7781'>Note: {e('; '.join(r.notes))}</div>"
         panels.append(panel)
-    total, most = record["points"], record["max_points"]
-    who = record.get("name") or record["student"]
+    who = learner.name or learner.student
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>{e(who)} · lesson "
-            f"{e(record['lesson'])}</title></head><body style='font-family:sans-serif;max-width:860px;margin:2em auto;"
-            f"color:#24292f'><h1 style='font-size:20px'>Lesson {e(record['lesson_name'])}: feedback for "
-            f"{e(who)}</h1><p><b>{total:g} / {most:g} points</b> · submitted file "
-            f"<code>{e(Path(record['submission']).name)}</code> · graded {e(record['graded_at'])}</p>"
+            f"{e(learner.lesson)}</title></head><body style='font-family:sans-serif;max-width:860px;margin:2em auto;"
+            f"color:#24292f'><h1 style='font-size:20px'>Lesson {e(learner.lesson_name)}: feedback for "
+            f"{e(who)}</h1><p><b>{learner.points:g} / {learner.max_points:g} points</b> · submitted file "
+            f"<code>{e(Path(learner.submission).name)}</code> · graded {e(learner.graded_at)}</p>"
             f"<p style='font-size:13px;color:#57606a'>Only your answer cells were run, inside the instructor's copy "
             f"of the lesson; each exercise shows what was expected and what your code gave.</p>"
             f"{''.join(panels)}</body></html>\n")
@@ -201,28 +192,27 @@ def histogram(path: Path, totals: list[float], most: float, lesson: str) -> None
     atomic_write(path, buf.getvalue())
 
 
-def summary_table(lesson: Lesson, records: list[dict], protection: str) -> str:
+def summary_table(lesson: Lesson, records: list[Learner], protection: str) -> str:
     lines = [f"Lesson {lesson.name}: {len(records)} learners graded, one file each ({protection})"]
     if not records:
         return "\n".join(lines)
     head = f"{'exercise':<22} {'max':>5} {'mean':>6} " + " ".join(f"{LABELS[s][:9]:>9}" for s in LABELS)
     lines += ["", head, "-" * len(head)]
     for ex in lesson.exercises:
-        rs = [r for rec in records for r in rec["exercises"] if r["exercise"] == ex.id]
-        mean = sum(r["points"] for r in rs) / len(rs)
-        counts = " ".join(f"{sum(r['status'] == s for r in rs):>9}" for s in LABELS)
+        rs = [r for rec in records for r in rec.exercises if r.exercise == ex.id]
+        mean = sum(r.points for r in rs) / len(rs) if rs else 0.0
+        counts = " ".join(f"{sum(r.status == s for r in rs):>9}" for s in LABELS)
         lines.append(f"{ex.id:<22} {ex.points:>5g} {mean:>6.2f} {counts}")
-    totals = sorted(rec["points"] for rec in records)
-    most = records[0]["max_points"]
+    totals = sorted(rec.points for rec in records)
+    most = records[0].max_points
     mid = totals[len(totals) // 2] if len(totals) % 2 else (totals[len(totals) // 2 - 1] + totals[len(totals) // 2]) / 2
     lines += ["", f"total out of {most:g}: mean {sum(totals) / len(totals):.2f}, median {mid:g}, "
                   f"min {totals[0]:g}, max {totals[-1]:g}", "",
               f"{'student':<32} {'points':>8}  statuses"]
-    for rec in sorted(records, key=lambda r: r["student"].lower()):
-        st = ", ".join(f"{k}×{v}" for k, v in sorted(_count(rec).items()))
-        who = rec.get("name") or rec["student"]
-        who = who if who == rec["student"] else f"{who} ({rec['student']})"
-        lines.append(f"{_pad(who, 32)} {rec['points']:>4g}/{rec['max_points']:<3g}  {st}")
+    for rec in sorted(records, key=lambda r: r.student.lower()):
+        st = ", ".join(f"{k}×{v}" for k, v in sorted(Counter(r.status for r in rec.exercises).items()))
+        who = rec.name if rec.name == rec.student else f"{rec.name} ({rec.student})"
+        lines.append(f"{_pad(who, 32)} {rec.points:>4g}/{rec.max_points:<3g}  {st}")
     return "\n".join(lines)
 
 
@@ -237,10 +227,3 @@ def _pad(text: str, width: int) -> str:
             break
         out, used = out + ch, used + w
     return out + " " * (width - used)
-
-
-def _count(rec: dict) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for r in rec["exercises"]:
-        out[r["status"]] = out.get(r["status"], 0) + 1
-    return out

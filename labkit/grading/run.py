@@ -28,30 +28,6 @@ MAX_QUEUED = 64
 _TIMEOUT_ENAME = "LabkitCellTimeout"
 
 
-@dataclass(frozen=True)
-class SandboxSpec:
-    """How one submission's kernels are confined (the same for a whole batch, except the folders)."""
-
-    limits: dict
-    bwrap: bool
-    visible: tuple[str, ...]          # read-only folders the kernel sees (python, labkit, inputs, data)
-    hidden: tuple[str, ...]           # folders inside those that must look empty (labkit_judges...)
-    inputs_dir: str
-    data_dir: str
-    uid: int | None                   # unprivileged uid of the kernel (root grader), else None
-
-
-def kernel_env(work: Path, spec: SandboxSpec) -> dict[str, str]:
-    """A scrubbed environment: no seed, nothing of the grader's, the grader's inputs and data folders."""
-    return {"PATH": os.environ.get("PATH", os.defpath), "LANG": os.environ.get("LANG", "C.UTF-8"),
-            "HOME": str(work), "TMPDIR": "/tmp" if spec.bwrap else str(work / "tmp"),
-            "LABKIT_COLLECT_DIR": str(work / "answers"), "LABKIT_INPUTS_DIR": spec.inputs_dir,
-            "LABKIT_CACHE": spec.data_dir, "MPLBACKEND": "Agg",
-            "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
-            "PYTHONDONTWRITEBYTECODE": "1", "JUPYTER_PLATFORM_DIRS": "1",
-            "PYDEVD_DISABLE_FILE_VALIDATION": "1", "PYTHONUNBUFFERED": "1"}
-
-
 def bound_channels() -> None:
     """Kept for callers: the bounds are set on the context the kernel clients really use
     (`bounded_context`)."""

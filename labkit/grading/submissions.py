@@ -10,11 +10,11 @@ import hashlib
 import json
 import os
 import re
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..cells import exercise_tag, is_exercise_id
+from ..fsutil import read_bounded
 from .identity import Identity, Resolution, identify, pick_latest
 from .lesson import Lesson
 from .options import GradeError
@@ -80,24 +80,6 @@ def clean_name(name: str) -> str:
     return name or "student"
 
 
-def _read_bounded(path: Path) -> bytes:
-    """The file's bytes, refusing links, non-regular files and anything over the size limit."""
-    st = os.lstat(path)
-    if stat.S_ISLNK(st.st_mode):
-        raise ValueError("a symbolic link (links are not followed: hand in the notebook itself)")
-    if not stat.S_ISREG(st.st_mode):
-        raise ValueError("not a regular file")
-    if st.st_size > MAX_SUBMISSION_BYTES:
-        raise ValueError(f"notebook too large: {st.st_size / 2**20:.1f} MB (the limit is "
-                         f"{MAX_SUBMISSION_BYTES / 2**20:.1f} MB)")
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    with os.fdopen(fd, "rb") as f:
-        data = f.read(MAX_SUBMISSION_BYTES + 1)
-    if len(data) > MAX_SUBMISSION_BYTES:
-        raise ValueError(f"notebook too large: more than {MAX_SUBMISSION_BYTES / 2**20:.1f} MB")
-    return data
-
-
 def lesson_names(lesson: Lesson) -> tuple[str, ...]:
     """Names a file may carry for the lesson itself (not for a learner)."""
     return tuple(dict.fromkeys((lesson.name, lesson.solution_path.stem, f"lesson{lesson.number}",
@@ -117,7 +99,7 @@ def read_submission(path: Path, lesson: Lesson, roots: tuple[str, ...] = ()) -> 
 def _read(path: Path, lesson: Lesson) -> Submission:
     sub = Submission(path)
     try:
-        data = _read_bounded(path)
+        data = read_bounded(path, MAX_SUBMISSION_BYTES, "notebook")
     except ValueError as e:
         sub.error = str(e)
         return sub
