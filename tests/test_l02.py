@@ -7,7 +7,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper, shape_inference, version_converter
 
 from labkit import plain
-from labkit.checks import collect, evaluate, get, judge_saved
+from labkit.checks import evaluate, get, judge_saved
 from labkit_judges import l02
 
 FLOAT_TYPES = {TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.DOUBLE, TensorProto.BFLOAT16}
@@ -155,7 +155,7 @@ def test_bad_initializer_node_name_says_so():
 # ---------------------------------------------------------------- 02.repair_conversion
 
 def test_repair_conversion():
-    from labkit.exercises.l02 import model_to_repair
+    from labkit.material.l02 import model_to_repair
 
     fixed = model_to_repair()
     fixed.opset_import[0].version = 11

@@ -10,7 +10,7 @@ from onnx import helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
 from labkit import plain
-from labkit.checks import collect, evaluate, get, judge_saved
+from labkit.checks import collect_answer, evaluate, get, judge_saved
 from labkit_judges.l05 import NCHWC_DOMAIN, fold_bn_reference, practice_model
 
 
@@ -238,10 +238,10 @@ def test_answers_survive_the_grader_round_trip(tmp_path):
         ex = get(id)
         for seed in (0, 11):
             folder = tmp_path / f"{id}-{seed}"
-            plain.save(collect(ex, answer, seed), folder)
+            plain.save(collect_answer(ex, answer, seed), folder)
             assert judge_saved(ex, folder, seed).status == "passed", (id, seed)
     wrong = tmp_path / "wrong"
-    plain.save(collect(get("05.fold_bn"), no_reshape, 11), wrong)
+    plain.save(collect_answer(get("05.fold_bn"), no_reshape, 11), wrong)
     assert judge_saved(get("05.fold_bn"), wrong, 11).status == "failed"
 
 
