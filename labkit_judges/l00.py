@@ -1,4 +1,4 @@
-"""Lesson 00 exercises, judge side (references, test inputs, quiz keys): a first function and a quiz,
+"""Lesson 00 exercise specs (what the learner sees, references, test inputs, quiz answers): a first function and a quiz,
 to learn how checks answer."""
 from __future__ import annotations
 

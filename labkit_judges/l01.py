@@ -1,4 +1,4 @@
-"""Lesson 01 exercises, judge side (references, test inputs, quiz keys): build Y = Sigmoid(X·W + B),
+"""Lesson 01 exercise specs (what the learner sees, references, test inputs, quiz answers): build Y = Sigmoid(X·W + B),
 run it two ways, read versions, quiz."""
 from __future__ import annotations
 

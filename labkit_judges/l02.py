@@ -1,4 +1,4 @@
-"""Lesson 02 exercises, judge side (references, test inputs, quiz keys): count parameters, expose an intermediate tensor, add metadata, convert opsets."""
+"""Lesson 02 exercise specs (what the learner sees, references, test inputs, quiz answers): count parameters, expose an intermediate tensor, add metadata, convert opsets."""
 from __future__ import annotations
 
 from pathlib import Path

@@ -1,4 +1,4 @@
-"""Lesson 03 exercises, judge side (references, test inputs, quiz keys): export the course CNN with a
+"""Lesson 03 exercise specs (what the learner sees, references, test inputs, quiz answers): export the course CNN with a
 dynamic batch, decide whether an export is faithful, bake the preprocessing into the model, translate a
 custom operator to standard ONNX, and a quiz.
 

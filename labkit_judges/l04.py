@@ -1,4 +1,4 @@
-"""Lesson 04 exercises, judge side (references, test inputs, quiz keys): batched prediction with a
+"""Lesson 04 exercise specs (what the learner sees, references, test inputs, quiz answers): batched prediction with a
 session, reading a profile, choosing providers, quiz."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Lesson 05 exercises, judge side (references, test inputs, quiz keys): fold BatchNorm into Conv (by
+"""Lesson 05 exercise specs (what the learner sees, references, test inputs, quiz answers): fold BatchNorm into Conv (by
 formula, then in a graph), ORT levels, portable files."""
 from __future__ import annotations
 

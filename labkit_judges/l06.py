@@ -1,4 +1,4 @@
-"""Lesson 06 exercises, judge side (references, test inputs, quiz keys): the affine quantization
+"""Lesson 06 exercise specs (what the learner sees, references, test inputs, quiz answers): the affine quantization
 mapping, a calibration reader, choosing a method.
 
 Conventions (the notebook's prompts state the same, the judges below enforce them):

@@ -1,4 +1,4 @@
-"""Lesson 07 exercises, judge side (references, test inputs, quiz keys): the app's block counts, an
+"""Lesson 07 exercise specs (what the learner sees, references, test inputs, quiz answers): the app's block counts, an
 .ort file that matches, NNAPI coverage, choosing a backend."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Lesson 08 exercises, judge side (references, test inputs, quiz keys): the canvas's alpha channel,
+"""Lesson 08 exercise specs (what the learner sees, references, test inputs, quiz answers): the canvas's alpha channel,
 ONNX Runtime Web's thread count, a web-ready model, the quiz."""
 from __future__ import annotations
 

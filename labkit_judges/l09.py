@@ -1,4 +1,4 @@
-"""Lesson 09 exercises, judge side (references, test inputs, quiz keys): export a transformer with dynamic
+"""Lesson 09 exercise specs (what the learner sees, references, test inputs, quiz answers): export a transformer with dynamic
 shapes, greedy generation with the key/value cache, perplexity.
 
 Conventions (the notebook's prompts state the same, the judges below enforce them):

@@ -1,4 +1,4 @@
-"""Lesson 10 exercises, judge side (references, test inputs, quiz keys): scikit-learn to ONNX with
+"""Lesson 10 exercise specs (what the learner sees, references, test inputs, quiz answers): scikit-learn to ONNX with
 array probabilities, a custom converter, provider placement, IO binding, quiz."""
 from __future__ import annotations
 
