@@ -58,7 +58,7 @@ def exposed_model():
 
 def test_count_reference_passes():
     r = ev("02.count_params", count_parameters)
-    assert r.status == "passed" and r.points == r.max_points == 3
+    assert r.status == "passed" and r.points == r.max_points > 0
 
 
 def test_count_resnet_value():

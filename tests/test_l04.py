@@ -37,7 +37,7 @@ def messages(r):
 def test_predict_reference_passes():
     for answer in (predict, predict_list):
         r = evaluate(get("04.predict"), answer)
-        assert r.status == "passed" and r.points == r.max_points == 3, messages(r)
+        assert r.status == "passed" and r.points == r.max_points > 0, messages(r)
 
 
 def test_predict_cases_are_real_sessions_that_survive_the_copy():

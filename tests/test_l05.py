@@ -33,7 +33,7 @@ def test_fold_bn_reference_and_variants_pass():
                    lambda W, b, g, be, m, v, e: tuple(x.astype(np.float64) for x in fold_bn(W, b, g, be, m, v, e)),
                    lambda *a: fold_bn_reference(*a)):
         r = evaluate(ex, answer)
-        assert r.status == "passed" and r.points == r.max_points == 3, r
+        assert r.status == "passed" and r.points == r.max_points > 0, r
 
 
 def no_reshape(W, b, gamma, beta, mean, var, eps):
