@@ -26,6 +26,7 @@ from pathlib import Path
 import nbformat
 
 from .cells import EXERCISE_ID, cell_source, exercise_tag
+from .checks.judging import JUDGE_PACKAGE, lesson_specs
 from .checks.registry import Exercise
 
 BEGIN = re.compile(r"^(\s*)### BEGIN SOLUTION\s*$")
@@ -158,7 +159,7 @@ def learner_module(lesson: str, exercises: list[Exercise], material: bool) -> st
     `material`: re-export `labkit/material/lNN.py`, which the notebooks import from here."""
     out = [GENERATED.format(lesson),
            f'"""Lesson {lesson} exercises, learner side: what each exercise is (no answers, no test inputs)."""',
-           "from ..checks.registry import Question, declare  # noqa: F401"]
+           f"from ..checks.registry import {'Question, declare' if any(e.questions for e in exercises) else 'declare'}"]
     if material:
         out.append(f"from ..material.l{lesson} import *  # noqa: F401,F403 (the lesson material notebooks import)")
     for ex in exercises:
@@ -179,8 +180,6 @@ def learner_module(lesson: str, exercises: list[Exercise], material: bool) -> st
 def _spec_exercises(lesson: str, path: Path | None = None) -> list[Exercise]:
     """The exercises `labkit_judges/lNN.py` specifies, in its order (imports it). With `path`, the module
     Python imports must be that file (a course checkout other than the installed one is refused)."""
-    from .checks.judging import JUDGE_PACKAGE, lesson_specs
-
     specs = lesson_specs(lesson)
     if path is not None:
         loaded = Path(sys.modules[f"{JUDGE_PACKAGE}.l{lesson}"].__file__ or "").resolve()
@@ -199,11 +198,11 @@ def heading_problems(solution: dict, name: str, exercises: list[Exercise]) -> li
                 found.setdefault(id, []).append(pts)
     problems = []
     for ex in exercises:
-        want = f"{_points(ex.points)} point{'s' if ex.points != 1 else ''}"
+        want = f"### {'Quiz' if ex.kind == 'quiz' else 'Exercise'} `{ex.id}` ({_points(ex.points)} points)"
         got = found.pop(ex.id, [])
         if not got:
-            problems.append(f"solutions/{name}: no heading for {ex.id} (write `### {'Quiz' if ex.kind == 'quiz' else 'Exercise'} `{ex.id}` ({want})` "
-                            "in the Markdown cell above its answer cell)")
+            problems.append(f"solutions/{name}: no heading for {ex.id} (write `{want}` in the Markdown cell "
+                            "above its answer cell)")
         elif len(got) > 1 or float(got[0]) != ex.points:
             problems.append(f"solutions/{name}: the heading of {ex.id} says {' and '.join(got)} points, "
                             f"its spec in labkit_judges/l{ex.lesson}.py says {_points(ex.points)}")
