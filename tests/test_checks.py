@@ -9,7 +9,7 @@ import pytest
 import labkit
 from labkit import plain
 from labkit.checks import (JUDGES, REGISTRY, RESULT_MIME, Question, Result, TestResult, declare, evaluate,
-                           exercise, expect_close, expect_equal, get, judge_saved, judge_spec, panel_html)
+                           exercise, expect_close, expect_equal, get, judge_saved, judge_spec, panel_html, quiz)
 from labkit.plain import NotPlain, OnnxBlob, Raised
 
 
@@ -220,6 +220,10 @@ def test_exercise_registration_validates():
         exercise("99.x", kind="value", cases=lambda seed: [], **spec)
     with pytest.raises(ValueError, match="quiz"):
         exercise("99.x", kind="quiz", **spec)
+    with pytest.raises(ValueError, match="not one of its options"):
+        quiz("99.x", title="q", points=1, questions=[Question("q1", "?", {"a": "x", "b": "y"}, answer="c")])
+    with pytest.raises(ValueError, match="distinct keys"):
+        quiz("99.x", title="q", points=1, questions=[Question("q1", "?", {"a": "x"}, answer="a")] * 2)
     assert "99.x" not in REGISTRY and "99.x" not in JUDGES
 
 
