@@ -129,7 +129,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="labkit", description="ONNX Lab course tools")
     sub = parser.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("assign", help="write labkit/exercises/ from labkit_judges/ and lessons/ from solutions/")
-    p.add_argument("--check", action="store_true", help="only compare; exit 1 when lessons/ is stale")
+    p.add_argument("--check", action="store_true",
+                   help="only compare; exit 1 when labkit/exercises/ or lessons/ is stale or a solution heading is wrong")
     p.set_defaults(fn=_assign)
     sub.add_parser("doctor", help="check this machine for the course").set_defaults(fn=_doctor)
     p = sub.add_parser("bench", help="execute every solution notebook: seconds and peak memory")
