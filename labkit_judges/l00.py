@@ -36,25 +36,36 @@ quiz('00.quiz', title='How checks work', points=2, questions=[
         'a': 'My answer is wrong',
         'b': 'The answer cell still holds the stub',
         'c': 'The course is broken',
-    }, answer='b', why="The stub (None, or a function raising NotImplementedError) reads as not attempted. A wrong answer shows 'Not yet' with the failing tests, and a broken course would show 'Error'."),
+    }, answer='b', why=(
+        'The stub (None, or a function raising NotImplementedError) reads as not attempted. A wrong answer '
+        "shows 'Not yet' with the failing tests, and a broken course would show 'Error'.")),
     Question('q2', 'Where do you write your answer?', {
         'a': 'In the answer cell above the check cell',
         'b': 'In the check cell',
         'c': 'In a new cell below the check cell',
-    }, answer='a', why="The grader takes only the answer cells (found by their tags). Check cells are read-only and rebuilt from the instructor's copy, and a new cell is never graded."),
+    }, answer='a', why=(
+        'The grader takes only the answer cells (found by their tags). Check cells are read-only and rebuilt '
+        "from the instructor's copy, and a new cell is never graded.")),
     Question('q3', "A panel says: 'expected shape (3, 4), got shape (12,)'. What do you do next?", {
         'a': 'Run the check cell again: checks are random',
         'b': 'Change the check cell so it flattens the expected array',
         'c': "Fix the function so it keeps the input's shape, run the answer cell, then the check cell",
-    }, answer='c', why='The message says what came back and what was expected; fix the answer and re-run both cells. Checks use the same inputs every time in your notebook, and editing the check cell changes nothing in grading.'),
+    }, answer='c', why=(
+        'The message says what came back and what was expected; fix the answer and re-run both cells. Checks '
+        'use the same inputs every time in your notebook, and editing the check cell changes nothing in '
+        'grading.')),
     Question('q4', 'You clicked the quiz buttons and wrote a dict in the answer cell, with different letters. Which answers are graded?', {
         'a': 'The dict in the answer cell',
         'b': 'The buttons you clicked',
         'c': 'Whichever you changed last',
-    }, answer='a', why='The grader runs your answer cells only; the buttons give instant feedback and show which dict to write.'),
+    }, answer='a', why=(
+        'The grader runs your answer cells only; the buttons give instant feedback and show which dict to '
+        'write.')),
     Question('q5', "What does the 'CPU features' line of labkit.doctor() tell you?", {
         'a': 'How much memory the course may use',
         'b': 'Whether a GPU is available',
         'c': "Which vector instructions (AVX2/AVX-512, NEON/SVE/SME) ONNX Runtime's CPU kernels can use",
-    }, answer='c', why='ONNX Runtime picks a CPU code path for the vector instructions your processor has. Memory and GPUs are not CPU features; GPUs show up as execution providers.'),
+    }, answer='c', why=(
+        'ONNX Runtime picks a CPU code path for the vector instructions your processor has. Memory and GPUs '
+        'are not CPU features; GPUs show up as execution providers.')),
 ])

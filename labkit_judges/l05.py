@@ -319,27 +319,40 @@ quiz('05.quiz', title='Predict what each optimization level does', points=4, que
         'a': 'ConstantOfShape (folded into initializers) and BatchNormalization (folded into Conv)',
         'b': 'Only Relu, merged into Conv',
         'c': 'None: BASIC only checks the graph',
-    }, answer='a', why='BASIC does constant folding (ConstantOfShape) and hardware-independent fusions such as Conv+BatchNormalization. Relu merges into Conv only at EXTENDED (b), and BASIC rewrites the graph, it does not only check it (c).'),
+    }, answer='a', why=(
+        'BASIC does constant folding (ConstantOfShape) and hardware-independent fusions such as '
+        'Conv+BatchNormalization. Relu merges into Conv only at EXTENDED (b), and BASIC rewrites the graph, '
+        'it does not only check it (c).')),
     Question('q2', 'What does EXTENDED add on the CPU execution provider?', {
         'a': "Blocked NCHWc layouts for the CPU's vector width",
         'b': '8-bit quantization of the weights',
         'c': "Fusions into ONNX Runtime's own operators, e.g. Conv+Relu -> FusedConv, Gemm+Relu -> FusedGemm",
-    }, answer='c', why='EXTENDED fuses into com.microsoft operators run by the CPU provider. NCHWc layouts come only at ALL (a), and no optimization level quantizes: that is quantize_static/quantize_dynamic (b).'),
+    }, answer='c', why=(
+        'EXTENDED fuses into com.microsoft operators run by the CPU provider. NCHWc layouts come only at ALL '
+        '(a), and no optimization level quantizes: that is quantize_static/quantize_dynamic (b).')),
     Question('q3', 'A script sets so.graph_optimization_level = ORT_ENABLE_ALL on a fresh SessionOptions(). What changes?', {
         'a': 'Inference gets faster',
         'b': 'Nothing: ORT_ENABLE_ALL is already the default',
         'c': 'Model loading fails on ARM',
-    }, answer='b', why='SessionOptions().graph_optimization_level is ORT_ENABLE_ALL already, so nothing changes: it does not get faster (a) and ALL simply skips the x86 layouts on Arm, it does not fail (c).'),
+    }, answer='b', why=(
+        'SessionOptions().graph_optimization_level is ORT_ENABLE_ALL already, so nothing changes: it does not'
+        ' get faster (a) and ALL simply skips the x86 layouts on Arm, it does not fail (c).')),
     Question('q4', 'You optimize offline once and ship the file to many different CPUs. Which level do you save at?', {
         'a': "EXTENDED: ALL may add NCHWc layout operators whose block size fits only this CPU's vectors",
         'b': 'ALL, because it is fastest everywhere',
         'c': 'DISABLE, because optimized files never load elsewhere',
-    }, answer='a', why="ALL may add NCHWc operators whose block size fits only this CPU's vectors, and ORT warns the file belongs to the machine that wrote it (b); optimized EXTENDED files load anywhere the CPU provider runs (c is false)."),
+    }, answer='a', why=(
+        "ALL may add NCHWc operators whose block size fits only this CPU's vectors, and ORT warns the file "
+        'belongs to the machine that wrote it (b); optimized EXTENDED files load anywhere the CPU provider '
+        'runs (c is false).')),
     Question('q5', 'The EXTENDED file (with FusedConv nodes) is loaded on a phone with the NNAPI execution provider first in the list. What happens to the FusedConv nodes?', {
         'a': 'NNAPI runs them: FusedConv is a standard ONNX operator',
         'b': "They stay on the CPU provider: FusedConv is a com.microsoft kernel of ORT's CPU provider, which NNAPI does not take",
         'c': 'The file cannot load on an Arm CPU',
-    }, answer='b', why='FusedConv and FusedGemm are com.microsoft kernels of the CPU execution provider (CUDA has its own FusedConv); NNAPI, CoreML and most other providers do not take them, so those nodes stay on the CPU. They are not standard ONNX operators (a), and the file runs on any CPU, x86 or Arm (c).'),
+    }, answer='b', why=(
+        'FusedConv and FusedGemm are com.microsoft kernels of the CPU execution provider (CUDA has its own '
+        'FusedConv); NNAPI, CoreML and most other providers do not take them, so those nodes stay on the CPU.'
+        ' They are not standard ONNX operators (a), and the file runs on any CPU, x86 or Arm (c).')),
 ])
 
 

@@ -289,30 +289,43 @@ quiz('08.quiz', title='Models in web pages', points=3, questions=[
         'a': 'The model fails to load with a SharedArrayBuffer error',
         'b': 'ONNX Runtime Web warns and runs on one thread: without cross-origin isolation there is no SharedArrayBuffer',
         'c': 'It runs on 4 threads; the headers only matter for WebGPU',
-    }, answer='b', why='ORT Web checks for SharedArrayBuffer, which browsers give only to cross-origin isolated pages; the model still loads (a), and the headers are about shared memory, not WebGPU (c).'),
+    }, answer='b', why=(
+        'ORT Web checks for SharedArrayBuffer, which browsers give only to cross-origin isolated pages; the '
+        'model still loads (a), and the headers are about shared memory, not WebGPU (c).')),
     Question('q2', "On a first visit to this lesson's page, which file is most of the download?", {
         'a': 'The WebAssembly build of ONNX Runtime (the .wasm file)',
         'b': 'The model: that is why int8 matters most for a web page',
         'c': 'The JavaScript of the page and of onnxruntime-web',
-    }, answer='a', why='The measurement above: the .wasm runtime is megabytes, the model and the scripts tens of kilobytes. int8 shrinks the model (b) but not the runtime; the JavaScript (c) is small.'),
+    }, answer='a', why=(
+        'The measurement above: the .wasm runtime is megabytes, the model and the scripts tens of kilobytes. '
+        'int8 shrinks the model (b) but not the runtime; the JavaScript (c) is small.')),
     Question('q3', 'fp32 in the browser and in Python differ by about 1e-7, not 0. Why?', {
         'a': 'The browser computes in float16',
         'b': 'A bug in ONNX Runtime Web: the outputs must be bit-identical',
         'c': "Different kernels (WebAssembly SIMD vs your CPU's native code) add the floats in another order",
-    }, answer='c', why='Float addition is not associative, so another summation order changes the last bits. The browser computes in float32, not float16 (a), and 1e-7 is far below the 1e-4 the course allows (b).'),
+    }, answer='c', why=(
+        'Float addition is not associative, so another summation order changes the last bits. The browser '
+        'computes in float32, not float16 (a), and 1e-7 is far below the 1e-4 the course allows (b).')),
     Question('q4', "What should the browser's outputs of the int8 model be compared with?", {
         'a': 'ONNX Runtime in Python on the same int8 file: same predicted digits, probabilities very close',
         'b': 'The fp32 PyTorch model, to 1e-4',
         'c': 'Nothing: int8 results are random',
-    }, answer='a', why='Compare like with like: the same int8 file in both runtimes. Against fp32 (b) the int8 rounding alone exceeds 1e-4; int8 results are deterministic, not random (c).'),
+    }, answer='a', why=(
+        'Compare like with like: the same int8 file in both runtimes. Against fp32 (b) the int8 rounding '
+        'alone exceeds 1e-4; int8 results are deterministic, not random (c).')),
     Question('q5', 'Why is the division by 16 inside the model instead of in app.js?', {
         'a': 'ONNX Runtime Web cannot take uint8 inputs',
         'b': 'So that the page and Python cannot disagree about preprocessing: the same file does it everywhere',
         'c': 'JavaScript cannot divide integers exactly',
-    }, answer='b', why='The model takes the raw uint8 pixels and divides by 16 itself, so no copy of the preprocessing can drift. ORT Web takes uint8 inputs fine (a), and JavaScript divides exactly enough (c).'),
+    }, answer='b', why=(
+        'The model takes the raw uint8 pixels and divides by 16 itself, so no copy of the preprocessing can '
+        'drift. ORT Web takes uint8 inputs fine (a), and JavaScript divides exactly enough (c).')),
     Question('q6', "When is it worth trying the WebGPU execution provider (executionProviders: ['webgpu', 'wasm'])?", {
         'a': 'Always: a GPU is faster than WebAssembly for any model',
         'b': 'Never: WebGPU only works in Node.js',
         'c': "For bigger models where the GPU's work outweighs the cost of moving data to it; 'wasm' stays as the fallback",
-    }, answer='c', why="Uploading inputs and downloading outputs has a fixed cost that a tiny CNN never earns back; keep 'wasm' after 'webgpu' so browsers without WebGPU still run. Not always faster (a), and WebGPU is a browser API (b)."),
+    }, answer='c', why=(
+        'Uploading inputs and downloading outputs has a fixed cost that a tiny CNN never earns back; keep '
+        "'wasm' after 'webgpu' so browsers without WebGPU still run. Not always faster (a), and WebGPU is a "
+        'browser API (b).')),
 ])
