@@ -8,21 +8,21 @@ from pathlib import Path
 
 def _assign(args) -> int:
     from .assign import AssignError, assign
+    from .checks.registry import ExerciseModuleError
 
     try:
         problems = assign(check_only=args.check)
-    except (AssignError, FileNotFoundError) as e:
+    except (AssignError, ExerciseModuleError, FileNotFoundError) as e:
         print(f"labkit assign: {e}", file=sys.stderr)
         return 2
-    if args.check:
-        for p in problems:
-            print(f"✘ {p}")
-        if problems:
-            print("lessons/ is stale: run `labkit assign` (or `make assign`) and commit lessons/.")
-            return 1
-        print("lessons/ is up to date with solutions/.")
-        return 0
-    print("Wrote lessons/ from solutions/.")
+    for p in problems:
+        print(f"✘ {p}")
+    if problems:
+        print("Fix the headings named above; for stale files run `labkit assign` (or `make assign`) and commit "
+              "labkit/exercises/ and lessons/." if args.check else "Fix the headings named above.")
+        return 1
+    print("labkit/exercises/ and lessons/ are up to date with labkit_judges/ and solutions/." if args.check
+          else "Wrote labkit/exercises/ from labkit_judges/ and lessons/ from solutions/.")
     return 0
 
 
@@ -128,8 +128,9 @@ def main(argv: list[str] | None = None) -> int:
         return grade(argv[1:])
     parser = argparse.ArgumentParser(prog="labkit", description="ONNX Lab course tools")
     sub = parser.add_subparsers(dest="cmd", required=True)
-    p = sub.add_parser("assign", help="write lessons/ from solutions/")
-    p.add_argument("--check", action="store_true", help="only compare; exit 1 when lessons/ is stale")
+    p = sub.add_parser("assign", help="write labkit/exercises/ from labkit_judges/ and lessons/ from solutions/")
+    p.add_argument("--check", action="store_true",
+                   help="only compare; exit 1 when labkit/exercises/ or lessons/ is stale or a solution heading is wrong")
     p.set_defaults(fn=_assign)
     sub.add_parser("doctor", help="check this machine for the course").set_defaults(fn=_doctor)
     p = sub.add_parser("bench", help="execute every solution notebook: seconds and peak memory")

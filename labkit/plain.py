@@ -160,7 +160,7 @@ class File:
 
 @dataclass(frozen=True)
 class Make:
-    """A test input built on the learner side by `factory` ("labkit.exercises.lNN:name") from plain `args`.
+    """A test input built on the learner side by `factory` ("labkit.material.lNN:name") from plain `args`.
 
     For harness objects (a session that refuses big batches...) that are not data themselves."""
 
@@ -273,8 +273,8 @@ def materialize(args: Any, files_dir: Path | None = None) -> Any:
 
     if isinstance(args, Make):
         module, _, name = args.factory.partition(":")
-        if not module.startswith("labkit.exercises."):
-            raise ValueError(f"test input factory {args.factory!r} is not in labkit.exercises")
+        if not module.startswith("labkit.material."):
+            raise ValueError(f"test input factory {args.factory!r} is not in labkit.material")
         return getattr(importlib.import_module(module), name)(*materialize(args.args, files_dir))
     if isinstance(args, File):
         import tempfile

@@ -1,12 +1,10 @@
-"""Lesson 01 exercises, judge side (references, test inputs, quiz keys): build Y = Sigmoid(X·W + B),
+"""Lesson 01 exercise specs (what the learner sees, references, test inputs, quiz answers): build Y = Sigmoid(X·W + B),
 run it two ways, read versions, quiz."""
 from __future__ import annotations
 
-import labkit.exercises.l01  # noqa: F401 (declares the exercises judged here)
-
 import numpy as np
 
-from labkit.checks import TestResult, expect_close, expect_equal, judge, load_onnx, ort_session, quiz_key
+from labkit.checks import Question, TestResult, exercise, expect_close, expect_equal, load_onnx, ort_session, quiz
 from labkit.plain import Raised
 
 #: the weights the lesson gives the learner (the notebook prints the same values)
@@ -51,7 +49,12 @@ def _first(e: BaseException, n: int = 200) -> str:
     return (text.splitlines()[0] if text else type(e).__name__)[:n]
 
 
-@judge("01.sigmoid_model", tests=SIGMOID_TESTS, skill=SIGMOID_BEHAVIOUR)
+@exercise('01.sigmoid_model', title='Build Y = Sigmoid(X·W + B)', points=4, kind='onnx',
+          hint=[
+              'Three nodes in a row: a matrix product, the bias added, the sigmoid; W and B are stored weights, not inputs; declare X and Y with a symbolic (string) batch dimension.',
+              'onnx.helper: make_node, make_tensor_value_info, make_graph, make_model (opset_imports, ir_version); onnx.numpy_helper.from_array turns W and B into initializers.',
+          ],
+          tests=SIGMOID_TESTS, skill=SIGMOID_BEHAVIOUR)
 def _sigmoid_model(answer, seed):
     import onnx
 
@@ -163,7 +166,12 @@ RUN_BOTH_TESTS = ("reference, lesson weights", "ort, lesson weights", "reference
 ENGINE = {"reference": "onnx.reference.ReferenceEvaluator", "ort": "onnxruntime.InferenceSession"}
 
 
-@judge("01.run_both", cases=_run_both_cases, tests=RUN_BOTH_TESTS, skill=RUN_BOTH_TESTS)
+@exercise('01.run_both', title='Run a model with onnx.reference and ONNX Runtime', points=3, kind='function',
+          hint=[
+              "Two engines run the same bytes: the specification's own Python interpreter and ONNX Runtime; each returns a list of outputs and you want the first.",
+              "onnx.reference.ReferenceEvaluator and onnxruntime.InferenceSession (providers=['CPUExecutionProvider']); both have run(output_names, feed_dict).",
+          ],
+          cases=_run_both_cases, tests=RUN_BOTH_TESTS, skill=RUN_BOTH_TESTS)
 def _run_both(outputs, seed):
     names = iter(RUN_BOTH_TESTS)
     for got, (w, b, noise_seed, x) in zip(outputs, _run_both_data(seed)):
@@ -241,7 +249,12 @@ def _versions_cases(seed: int) -> list[tuple]:
     return [(_versions_model(ir, imports),) for ir, _, imports in _versions_data(seed)]
 
 
-@judge("01.versions", cases=_versions_cases, tests=VERSION_TESTS, skill=VERSION_TESTS)
+@exercise('01.versions', title='Read the IR version and the opset', points=2, kind='function',
+          hint=[
+              'The IR version belongs to the file format; the opset belongs to a domain, and the default domain is the empty string.',
+              "onnx.load_from_string, then the model's ir_version field and its opset_import entries (domain, version).",
+          ],
+          cases=_versions_cases, tests=VERSION_TESTS, skill=VERSION_TESTS)
 def _versions(outputs, seed):
     for name, (ir, opset, imports), got in zip(VERSION_TESTS, _versions_data(seed), outputs):
         if isinstance(got, Raised):
@@ -260,20 +273,51 @@ def _versions(outputs, seed):
         yield t
 
 
-quiz_key("01.quiz", {
-    "q1": ("b", "ONNX describes the computation; runtimes such as ONNX Runtime or onnx.reference execute it. ONNX "
-                "Runtime is one of those runtimes, not ONNX itself, and ONNX compresses nothing: the weights are stored "
-                "as raw numbers, so the file is a little larger than the weights."),
-    "q2": ("c", "The opset pins operator semantics (Sigmoid as defined in opset 13, ReduceMean as in 18...). The file "
-                "format's version is ir_version, a separate number, and no field names a runtime release."),
-    "q3": ("a", "A named (symbolic) dimension is free at run time; a number is fixed forever. The runtime never splits "
-                "inputs for you, and the checker accepts fixed shapes: the first model of this lesson had [2, 4]."),
-    "q4": ("b", "The message is about the IR version (the file format). Opsets are a different number, and external "
-                "weights do not change the IR version. find_min_ir_version_for gives the lowest IR version that "
-                "can hold the opsets you import."),
-    "q5": ("c", "ONNX's operator list has no Linear and no Dense: a fully connected layer is Gemm (what the exporters "
-                "write for 2-D inputs) or MatMul + Add, exactly as this lesson builds it."),
-    "q6": ("a", "float32 keeps about 7 significant digits, so values near 1000 legitimately differ by about 1e-4: a "
-                "fixed absolute 1e-5 fails a correct model, and bit-identical outputs are not promised when kernels sum "
-                "in another order. A relative tolerance (plus a small atol near zero) scales with the values."),
-})
+quiz('01.quiz', title='What ONNX is', points=4, questions=[
+    Question('q1', 'What is ONNX?', {
+        'a': 'A runtime that executes models fast, like ONNX Runtime',
+        'b': 'A file format: a graph of standard operators plus the weights, run by a separate runtime',
+        'c': 'A compression format that makes a trained model smaller',
+    }, answer='b', why=(
+        'ONNX describes the computation; runtimes such as ONNX Runtime or onnx.reference execute it. ONNX '
+        'Runtime is one of those runtimes, not ONNX itself, and ONNX compresses nothing: the weights are '
+        'stored as raw numbers, so the file is a little larger than the weights.')),
+    Question('q2', 'A model imports opset 21 of the default domain. What does 21 fix?', {
+        'a': 'The version of the file format (which protobuf fields exist)',
+        'b': 'The oldest ONNX Runtime release that can load the model',
+        'c': "Which version of each operator's definition the graph uses",
+    }, answer='c', why=(
+        'The opset pins operator semantics (Sigmoid as defined in opset 13, ReduceMean as in 18...). The file'
+        " format's version is ir_version, a separate number, and no field names a runtime release.")),
+    Question('q3', "Why give the input the shape ['batch', 4] instead of [2, 4]?", {
+        'a': 'So the same model accepts any number of rows at run time',
+        'b': 'So that ONNX Runtime splits large inputs into batches for you',
+        'c': 'Because onnx.checker rejects a model whose shapes are all numbers',
+    }, answer='a', why=(
+        'A named (symbolic) dimension is free at run time; a number is fixed forever. The runtime never '
+        'splits inputs for you, and the checker accepts fixed shapes: the first model of this lesson had [2, '
+        '4].')),
+    Question('q4', "An older ONNX Runtime refuses your file: 'Unsupported model IR version: 14, max supported IR version: 10'. What do you change?", {
+        'a': 'The opset: import an older opset of the default domain',
+        'b': 'The IR version: write one the runtime reads, at least onnx.helper.find_min_ir_version_for(opset_import)',
+        'c': 'Nothing in the model: save it without weights and load those separately',
+    }, answer='b', why=(
+        'The message is about the IR version (the file format). Opsets are a different number, and external '
+        'weights do not change the IR version. find_min_ir_version_for gives the lowest IR version that can '
+        'hold the opsets you import.')),
+    Question('q5', "PyTorch's nn.Linear(4, 3) becomes which ONNX operators?", {
+        'a': 'Linear, the ONNX operator with the same name',
+        'b': "Dense, ONNX's fully connected operator",
+        'c': 'Gemm, or MatMul followed by Add: ONNX has no Linear operator',
+    }, answer='c', why=(
+        "ONNX's operator list has no Linear and no Dense: a fully connected layer is Gemm (what the exporters"
+        ' write for 2-D inputs) or MatMul + Add, exactly as this lesson builds it.')),
+    Question('q6', "You compare two engines' outputs whose values are around 1000. Which test is right?", {
+        'a': 'np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6): the tolerance grows with the values',
+        'b': 'np.abs(a - b).max() < 1e-5: a fixed absolute tolerance',
+        'c': 'np.array_equal(a, b): a correct model gives bit-identical outputs',
+    }, answer='a', why=(
+        'float32 keeps about 7 significant digits, so values near 1000 legitimately differ by about 1e-4: a '
+        'fixed absolute 1e-5 fails a correct model, and bit-identical outputs are not promised when kernels '
+        'sum in another order. A relative tolerance (plus a small atol near zero) scales with the values.')),
+])

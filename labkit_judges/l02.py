@@ -1,14 +1,13 @@
-"""Lesson 02 exercises, judge side (references, test inputs, quiz keys): count parameters, expose an intermediate tensor, add metadata, convert opsets."""
+"""Lesson 02 exercise specs (what the learner sees, references, test inputs, quiz answers): count parameters, expose an intermediate tensor, add metadata, convert opsets."""
 from __future__ import annotations
-
-from labkit.exercises.l02 import OLD_OPSET, model_to_repair, small_cnn  # declares the exercises judged here
 
 from pathlib import Path
 
 import numpy as np
 
-from labkit.checks import (TestResult, error_line, expect_close, expect_equal, judge, load_onnx, ort_session,
-                           quiz_key)
+from labkit.checks import (Question, TestResult, error_line, exercise, expect_close, expect_equal, load_onnx,
+                          ort_session, quiz)
+from labkit.material.l02 import OLD_OPSET, model_to_repair, small_cnn
 from labkit.plain import Raised
 
 #: the ResNet-50 input and output names in the onnx package's light model
@@ -144,7 +143,12 @@ def _count_cases(seed: int) -> list[tuple]:
             (onnx.load(light_model_path("resnet50")),), (small_cnn(),)]
 
 
-@judge("02.count_params", cases=_count_cases, tests=_COUNT_NAMES, skill=_COUNT_NAMES)
+@exercise('02.count_params', title='Count the parameters in a graph', points=3, kind='function',
+          hint=[
+              'Count the stored float weights; old exporters also list them as graph inputs (do not count twice), and some weights are made at load time from a stored shape.',
+              'model.graph.initializer (dims, data_type), ConstantOfShape nodes and onnx.numpy_helper.to_array.',
+          ],
+          cases=_count_cases, tests=_COUNT_NAMES, skill=_COUNT_NAMES)
 def _count_params(outputs, seed):
     for name, (model,), got in zip(_COUNT_NAMES, _count_cases(seed), outputs):
         want = count_parameters_reference(model)
@@ -227,7 +231,12 @@ def _bad_cases(seed: int) -> list[tuple]:
     return [(model,) for model, _ in _bad_data(seed)]
 
 
-@judge("02.bad_initializer", cases=_bad_cases, tests=BAD_TESTS, skill=BAD_TESTS)
+@exercise('02.bad_initializer', title='Find the initializer that breaks shape inference', points=3, kind='function',
+          hint=[
+              "Strict shape inference stops at the first node whose inputs do not fit, and its message names that node; one of the node's inputs is a stored weight with the wrong shape.",
+              "onnx.shape_inference.infer_shapes(model, strict_mode=True) in a try block; model.graph.node and model.graph.initializer to go from the node's name to its initializer.",
+          ],
+          cases=_bad_cases, tests=BAD_TESTS, skill=BAD_TESTS)
 def _bad_initializer(outputs, seed):
     for name, (model, culprit), got in zip(BAD_TESTS, _bad_data(seed), outputs):
         if isinstance(got, Raised):
@@ -263,7 +272,12 @@ def repair_reference():
     return m
 
 
-@judge("02.repair_conversion", tests=REPAIR_TESTS, skill=REPAIR_TESTS)
+@exercise('02.repair_conversion', title='Repair a broken opset conversion', points=3, kind='onnx',
+          hint=[
+              'Writing a new opset number converts nothing: the nodes still have the form of the old opset (attributes that later opsets moved to inputs). Go back to an opset where they are valid, then convert for real.',
+              'onnx.checker.check_model(model, full_check=True) names the node it rejects; onnx.version_converter.convert_version does the conversion.',
+          ],
+          tests=REPAIR_TESTS, skill=REPAIR_TESTS)
 def _repair_conversion(answer, seed):
     import onnx
 
@@ -308,19 +322,51 @@ def _repair_conversion(answer, seed):
 
 # ---------------------------------------------------------------- quiz
 
-quiz_key("02.quiz", {
-    "q1": ("c", "Only the shapes are stored; every weight becomes 0.02 at load time, so the predictions mean nothing. "
-                "ONNX compresses nothing (weights are raw numbers), and nothing is downloaded: the runtime reads one file."),
-    "q2": ("a", "value_info holds the type and shape of tensors that are neither inputs nor outputs. Initializers are "
-                "stored weights, and inference never adds outputs: you add one yourself to expose a tensor."),
-    "q3": ("b", "A protobuf message cannot exceed 2 GB; the weights then go to a side file the model points to. "
-                "External data is not faster to load, and quantization makes files smaller, not larger."),
-    "q4": ("b", "The number pins which definition each node follows; changing it converts nothing. Old-style nodes "
-                "under a new number are invalid, which is why version_converter rewrites them. No runtime adapts them, "
-                "and an opset number has nothing to do with kernel speed."),
-    "q5": ("c", "From IR 4 on, an initializer that is also listed as an input is an overridable default. This file is "
-                "IR 3, where listing was compulsory and means nothing: ONNX Runtime treats them as constants, as the "
-                "lesson shows. Inputs are never read-only, but these are not inputs you may feed."),
-    "q6": ("a", "Inference stops at the first node whose input shapes do not fit. The graph input's and outputs' shapes "
-                "are declared, MatMul exists in every opset; the stored shape of that node's initializer is the suspect."),
-})
+quiz('02.quiz', title="Reading a model's structure", points=4, questions=[
+    Question('q1', 'The light ResNet-50 file is 78 KiB, yet the model has 25 million parameters. Why?', {
+        'a': 'ONNX compresses the weights when it saves a model',
+        'b': 'The weights are downloaded the first time the model is loaded',
+        'c': 'Each weight is a ConstantOfShape node that fills a tensor of a stored shape with one value',
+    }, answer='c', why=(
+        'Only the shapes are stored; every weight becomes 0.02 at load time, so the predictions mean nothing.'
+        ' ONNX compresses nothing (weights are raw numbers), and nothing is downloaded: the runtime reads one'
+        ' file.')),
+    Question('q2', 'After onnx.shape_inference.infer_shapes, where are the shapes of intermediate tensors?', {
+        'a': 'In graph.value_info',
+        'b': 'In graph.initializer',
+        'c': 'In graph.output, next to the real outputs',
+    }, answer='a', why=(
+        'value_info holds the type and shape of tensors that are neither inputs nor outputs. Initializers are'
+        ' stored weights, and inference never adds outputs: you add one yourself to expose a tensor.')),
+    Question('q3', 'When must a model keep its weights in external data?', {
+        'a': 'Always: ONNX Runtime loads external weights faster',
+        'b': "When the single file would pass protobuf's 2 GB limit",
+        'c': 'Whenever the model is quantized',
+    }, answer='b', why=(
+        'A protobuf message cannot exceed 2 GB; the weights then go to a side file the model points to. '
+        'External data is not faster to load, and quantization makes files smaller, not larger.')),
+    Question('q4', 'You wrote opset_import[0].version = 21 on an opset-11 model and saved it. What did you get?', {
+        'a': 'A converted model: the runtime adapts old nodes to the new opset',
+        'b': "A file that lies: old-style nodes (ReduceMean's axes attribute...) under a new opset number, which the checker rejects",
+        'c': 'The same model, now faster, because newer opsets have faster kernels',
+    }, answer='b', why=(
+        'The number pins which definition each node follows; changing it converts nothing. Old-style nodes '
+        'under a new number are invalid, which is why version_converter rewrites them. No runtime adapts '
+        'them, and an opset number has nothing to do with kernel speed.')),
+    Question('q5', 'This IR 3 ResNet-50 lists its initializers in graph.input too. Can you feed new values for them at run time?', {
+        'a': 'Yes: an initializer listed as an input is a default you may override',
+        'b': 'Yes, but only by editing the file, because inputs are read-only',
+        'c': "No: before IR 4 they are constants, get_overridable_initializers() is empty and feeding one is an 'Invalid input name'",
+    }, answer='c', why=(
+        'From IR 4 on, an initializer that is also listed as an input is an overridable default. This file is'
+        ' IR 3, where listing was compulsory and means nothing: ONNX Runtime treats them as constants, as the'
+        ' lesson shows. Inputs are never read-only, but these are not inputs you may feed.')),
+    Question('q6', "Strict shape inference fails with '(op_type:MatMul, node name: fc2): Incompatible dimensions'. Where is the bad tensor?", {
+        'a': 'Among the inputs of node fc2: the one with a stored shape (an initializer) that does not fit',
+        'b': "In the graph's declared output shape",
+        'c': 'In the opset: MatMul needs a newer opset',
+    }, answer='a', why=(
+        "Inference stops at the first node whose input shapes do not fit. The graph input's and outputs' "
+        "shapes are declared, MatMul exists in every opset; the stored shape of that node's initializer is "
+        'the suspect.')),
+])

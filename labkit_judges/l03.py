@@ -1,4 +1,4 @@
-"""Lesson 03 exercises, judge side (references, test inputs, quiz keys): export the course CNN with a
+"""Lesson 03 exercise specs (what the learner sees, references, test inputs, quiz answers): export the course CNN with a
 dynamic batch, decide whether an export is faithful, bake the preprocessing into the model, translate a
 custom operator to standard ONNX, and a quiz.
 
@@ -17,15 +17,13 @@ saw (negatives, zeros, exactly ±threshold, batch sizes 1 and 37).
 """
 from __future__ import annotations
 
-import labkit.exercises.l03  # noqa: F401 (declares the exercises judged here)
-
 from functools import lru_cache
 
 import numpy as np
 
 from labkit import plain
-from labkit.checks import (TestResult, error_line, expect_close, expect_equal, judge, load_onnx, ort_session,
-                          quiz_key)
+from labkit.checks import (Question, TestResult, error_line, exercise, expect_close, expect_equal, load_onnx,
+                          ort_session, quiz)
 from labkit.plain import Make, OnnxBlob, Raised
 
 #: batch sizes every ONNX answer is run at
@@ -153,7 +151,7 @@ def _training_mode_nodes(model) -> list[str]:
     return found
 
 
-# ---------------------------------------------------------------- 03.dynamic_batch and 03.raw_input
+# ---------------------------------------------------------------- 03.dynamic_batch (03.raw_input shares its judge)
 
 CONSISTENT = "same logits at any batch size"
 MATCHES = "same logits as the course model"
@@ -297,17 +295,14 @@ def _judge_classifier(answer, seed: int, *, raw: bool):
 _DYN_TESTS = _classifier_tests(raw=False)
 
 
-@judge("03.dynamic_batch", tests=_DYN_TESTS, skill=(CONSISTENT, MATCHES))
+@exercise('03.dynamic_batch', title='Export the course CNN with a dynamic batch', points=4, kind='onnx',
+          hint=[
+              'Export the course model in eval mode with its first dimension declared dynamic, and keep the weights inside the one file.',
+              "torch.onnx.export(..., dynamo=True, dynamic_shapes=...) keyed by the name of forward's argument; program.save(path).",
+          ],
+          tests=_DYN_TESTS, skill=(CONSISTENT, MATCHES))
 def _dynamic_batch(answer, seed):
     return _judge_classifier(answer, seed, raw=False)
-
-
-_RAW_TESTS = _classifier_tests(raw=True)
-
-
-@judge("03.raw_input", tests=_RAW_TESTS, skill=(CONSISTENT, MATCHES))
-def _raw_input(answer, seed):
-    return _judge_classifier(answer, seed, raw=True)
 
 
 # ---------------------------------------------------------------- 03.faithful
@@ -397,7 +392,7 @@ def _faithful_cases(seed: int) -> tuple[list[tuple], list[int], list[bool]]:
         elif onnx_kind == "other":
             onnx_w = weights()
         model = _mlp_graph(*onnx_w, **args)
-        cases.append((model, Make("labkit.exercises.l03:make_net", (kind, *w, threshold)), example))
+        cases.append((model, Make("labkit.material.l03:make_net", (kind, *w, threshold)), example))
     order = [int(i) for i in rng.permutation(len(cases))]
     expected = [FAITHFUL_CASES[i][3] for i in order]
     return [cases[i] for i in order], order, expected
@@ -408,7 +403,12 @@ def faithful_cases(seed: int) -> list[tuple]:
     return list(_faithful_cases(seed)[0])
 
 
-@judge("03.faithful", cases=faithful_cases, tests=FAITHFUL_TESTS, skill=FAITHFUL_TESTS)
+@exercise('03.faithful', title='Decide whether an export is faithful', points=4, kind='function',
+          hint=[
+              'An export is faithful when both run on inputs it never saw, at batch sizes on both sides of any branch, and agree within a relative tolerance; a run that fails means not faithful.',
+              'onnxruntime.InferenceSession on onnx_model.SerializeToString(), the net under torch.no_grad(), and np.allclose with rtol and atol.',
+          ],
+          cases=faithful_cases, tests=FAITHFUL_TESTS, skill=FAITHFUL_TESTS)
 def _faithful(outputs, seed):
     _, order, expected = _faithful_cases(seed)
     if not isinstance(outputs, list) or len(outputs) != len(order):
@@ -442,6 +442,19 @@ _FAITHFUL_WHY = {
     7: "the weights are not the network's: compare outputs, not only shapes",
     8: "forward divides by 16 but the graph does not: the outputs differ even on example",
 }
+
+
+_RAW_TESTS = _classifier_tests(raw=True)
+
+
+@exercise('03.raw_input', title='Bake the preprocessing into the model', points=4, kind='onnx',
+          hint=[
+              'Put the preprocessing inside the model: a wrapper module whose forward turns raw uint8 pixels into what the CNN expects, exported with a uint8 example and a dynamic batch.',
+              'torch.nn.Module with forward(pixels); Tensor.to(torch.float32); torch.onnx.export(..., dynamo=True, dynamic_shapes=...).',
+          ],
+          tests=_RAW_TESTS, skill=(CONSISTENT, MATCHES))
+def _raw_input(answer, seed):
+    return _judge_classifier(answer, seed, raw=True)
 
 
 # ---------------------------------------------------------------- 03.custom_op
@@ -580,7 +593,12 @@ def _custom_answer_problem(got) -> str:
     return f"expected an onnx.ModelProto from export_soft_threshold, got {plain.describe(got)}"
 
 
-@judge("03.custom_op", cases=custom_op_cases, tests=CUSTOM_TESTS, skill=CUSTOM_BEHAVIOUR)
+@exercise('03.custom_op', title='Translate a custom operator to standard ONNX', points=4, kind='function',
+          hint=[
+              'Write soft-thresholding with standard operators: the sign of x times how far |x| lies beyond the threshold (never below 0); export the module with the threshold it was given.',
+              'An onnxscript function using op.Sign, op.Abs, op.Sub, op.Relu, op.Mul (or op.Where); torch.onnx.export(..., custom_translation_table=..., dynamic_shapes=...) and program.model_proto.',
+          ],
+          cases=custom_op_cases, tests=CUSTOM_TESTS, skill=CUSTOM_BEHAVIOUR)
 def _custom_op(outputs, seed):
     import onnx
 
@@ -653,23 +671,53 @@ def _custom_op(outputs, seed):
 
 # ---------------------------------------------------------------- 03.quiz
 
-quiz_key("03.quiz", {
-    "q1": ("a", "Dynamo specializes on shapes without a word: it keeps the batch symbolic where it can, and a "
-                "Python if on x.shape[0] is decided once for the example's size. Not b: only torch.cond writes an "
-                "If node. Not c: dynamo refuses branches on tensor values, not on shapes."),
-    "q2": ("c", "Call model.eval() before exporting and before computing the reference. Not a: rounding differs "
-                "by about 1e-6, not 1; and it would not make PyTorch disagree with itself. Not b: an old opset fails "
-                "at export time, it does not make answers random."),
-    "q3": ("b", "The example's batch size was written into the graph as a number; a named dimension accepts any "
-                "size. Not a: padding works around it at a cost on every call. Not c: optimization levels never "
-                "change input shapes."),
-    "q4": ("a", "Kernels add numbers in different orders, so the difference grows with the size of the values: a "
-                "relative tolerance scales with them. Not b: bit-identical outputs across runtimes are not expected. "
-                "Not c: logits in the hundreds differ by more than 1e-5 after a correct export."),
-    "q5": ("c", "A branch on a tensor's value needs the value, which exists only at run time: dynamo stops "
-                "('Could not guard on data-dependent expression'). Not a: an If node comes only from torch.cond. "
-                "Not b: that is what the legacy exporter's tracing does."),
-    "q6": ("b", "Given a path, export writes the weights to a .data side file by default (external_data=True). "
-                "Not a: ONNX does not compress weights; the file holds them as raw float32. Not c: the opset does "
-                "not decide where the weights go, and current runtimes read opset 18."),
-})
+quiz('03.quiz', title='Exports that lie, and how to catch them', points=4, questions=[
+    Question('q1', "forward() contains `if x.shape[0] > 4:`. You export with dynamo=True, an example batch of 8 and dynamic_shapes={'x': {0: 'batch'}}. No error, no warning. What is in the file?", {
+        'a': 'A symbolic batch dimension and only the branch batch 8 took: batch 2 gets the wrong result',
+        'b': 'An If node on the batch size, so every batch takes the right branch',
+        'c': 'Nothing: dynamo refuses any if statement in forward',
+    }, answer='a', why=(
+        'Dynamo specializes on shapes without a word: it keeps the batch symbolic where it can, and a Python '
+        "if on x.shape[0] is decided once for the example's size. Not b: only torch.cond writes an If node. "
+        'Not c: dynamo refuses branches on tensor values, not on shapes.')),
+    Question('q2', 'assert_allclose between PyTorch and ONNX Runtime fails with differences near 1, and calling the PyTorch model twice on the same batch gives two different answers. Most likely cause?', {
+        'a': 'ONNX Runtime rounds float32 differently from PyTorch',
+        'b': 'The opset version is too old for the model',
+        'c': 'The model is in training mode: dropout is active and BatchNorm uses batch statistics',
+    }, answer='c', why=(
+        'Call model.eval() before exporting and before computing the reference. Not a: rounding differs by '
+        'about 1e-6, not 1; and it would not make PyTorch disagree with itself. Not b: an old opset fails at '
+        'export time, it does not make answers random.')),
+    Question('q3', "ONNX Runtime says 'Got invalid dimensions for input ... index: 0 Got: 7 Expected: 1'. What fixes it?", {
+        'a': 'Pad every request to batch size 1',
+        'b': 'Export again with a symbolic batch dimension (dynamic_shapes; dynamic_axes in the legacy exporter)',
+        'c': "Set the session's graph optimization level to ORT_ENABLE_ALL",
+    }, answer='b', why=(
+        "The example's batch size was written into the graph as a number; a named dimension accepts any size."
+        ' Not a: padding works around it at a cost on every call. Not c: optimization levels never change '
+        'input shapes.')),
+    Question('q4', 'A correct export differs from PyTorch by a few millionths on logits around 10. How do you test exports in general?', {
+        'a': 'assert_allclose with a relative and an absolute tolerance (rtol=1e-3, atol=1e-5)',
+        'b': 'Require bit-identical outputs: any difference means the export is broken',
+        'c': 'Require every difference below 1e-5 in absolute value',
+    }, answer='a', why=(
+        'Kernels add numbers in different orders, so the difference grows with the size of the values: a '
+        'relative tolerance scales with them. Not b: bit-identical outputs across runtimes are not expected. '
+        'Not c: logits in the hundreds differ by more than 1e-5 after a correct export.')),
+    Question('q5', 'forward() contains `if x.sum() > 0:`. What does torch.onnx.export(..., dynamo=True) do?', {
+        'a': 'Exports both branches and an If node',
+        'b': 'Keeps the branch the example input took, silently',
+        'c': 'Fails: it cannot guard on a data-dependent value (rewrite with torch.where or torch.cond)',
+    }, answer='c', why=(
+        "A branch on a tensor's value needs the value, which exists only at run time: dynamo stops ('Could "
+        "not guard on data-dependent expression'). Not a: an If node comes only from torch.cond. Not b: that "
+        "is what the legacy exporter's tracing does.")),
+    Question('q6', "torch.onnx.export(model, (x,), 'model.onnx', dynamo=True) ran; you copy model.onnx to a phone and loading fails. Why?", {
+        'a': 'ONNX compresses the model and the phone cannot decompress it',
+        'b': 'The weights went to model.onnx.data next to it: copy both, or save with program.save(path)',
+        'c': 'Phones need opset 14, and dynamo wrote opset 18',
+    }, answer='b', why=(
+        'Given a path, export writes the weights to a .data side file by default (external_data=True). Not a:'
+        ' ONNX does not compress weights; the file holds them as raw float32. Not c: the opset does not '
+        'decide where the weights go, and current runtimes read opset 18.')),
+])

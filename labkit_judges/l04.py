@@ -1,14 +1,12 @@
-"""Lesson 04 exercises, judge side (references, test inputs, quiz keys): batched prediction with a
+"""Lesson 04 exercise specs (what the learner sees, references, test inputs, quiz answers): batched prediction with a
 session, reading a profile, choosing providers, quiz."""
 from __future__ import annotations
-
-import labkit.exercises.l04  # noqa: F401 (declares the exercises judged here)
 
 import json
 
 import numpy as np
 
-from labkit.checks import TestResult, judge, quiz_key
+from labkit.checks import Question, TestResult, exercise, quiz
 from labkit.plain import File, Make, Raised, describe
 
 CPU = "CPUExecutionProvider"
@@ -64,7 +62,7 @@ def _predict_data(seed: int) -> list[tuple[bytes, np.ndarray, int, np.ndarray]]:
 
 
 def _predict_cases(seed: int) -> list[tuple]:
-    return [(Make("labkit.exercises.l04:limited_session", (model, batch_size)), images, batch_size)
+    return [(Make("labkit.material.l04:limited_session", (model, batch_size)), images, batch_size)
             for model, images, batch_size, _ in _predict_data(seed)]
 
 
@@ -72,7 +70,12 @@ def _predict_cases(seed: int) -> list[tuple]:
 PREDICT_TESTS = tuple(f"{n} image{'' if n == 1 else 's'}, batch_size {b}" for n, b, _ in _PREDICT_PLAN)
 
 
-@judge("04.predict", cases=_predict_cases, tests=PREDICT_TESTS, skill=PREDICT_TESTS)
+@exercise('04.predict', title='Batched predictions with one session', points=3, kind='function',
+          hint=[
+              'Run the images in slices of at most batch_size, keep the predicted class of each, join the pieces; zero images is a valid input.',
+              'session.get_inputs()[0].name, session.run(None, feed), argmax over the classes, np.concatenate.',
+          ],
+          cases=_predict_cases, tests=PREDICT_TESTS, skill=PREDICT_TESTS)
 def _predict(outputs, seed):
     for name, (_, images, batch_size, want), got in zip(PREDICT_TESTS, _predict_data(seed), outputs):
         n = len(images)
@@ -210,7 +213,12 @@ def _top_operator_cases(seed: int) -> list[tuple]:
 TOP_TESTS = tuple(f"trace {k + 1}" + (" (given as a path)" if k == _N_TRACES - 1 else "") for k in range(_N_TRACES))
 
 
-@judge("04.top_operator", cases=_top_operator_cases, tests=TOP_TESTS, skill=TOP_TESTS)
+@exercise('04.top_operator', title='Read the top operator from a profile', points=3, kind='function',
+          hint=[
+              'A profile is a list of timed events; only the node events count, grouped by operator type (not node name), their durations summed over all runs.',
+              "json.load; an event's 'cat', 'dur' and args['op_name']; a dict or collections.Counter of totals.",
+          ],
+          cases=_top_operator_cases, tests=TOP_TESTS, skill=TOP_TESTS)
 def _top_operator(outputs, seed):
     for k, (name, got) in enumerate(zip(TOP_TESTS, outputs)):
         events = profile_trace(seed, k)
@@ -293,7 +301,12 @@ def _provider_cases(seed: int) -> list[tuple]:
 PROVIDER_TESTS = tuple(n for n, _, _ in _FIXED_PROVIDER_CASES) + tuple(f"random case {i + 1}" for i in range(3))
 
 
-@judge("04.choose_providers", cases=_provider_cases, tests=PROVIDER_TESTS, skill=PROVIDER_TESTS)
+@exercise('04.choose_providers', title='Choose execution providers with a fallback', points=2, kind='function',
+          hint=[
+              'Keep the preference order, skip what this machine does not have, never list a provider twice, and always end with the CPU, which runs everything.',
+              "A loop over `preferred` with a membership test in `available`; 'CPUExecutionProvider'.",
+          ],
+          cases=_provider_cases, tests=PROVIDER_TESTS, skill=PROVIDER_TESTS)
 def _choose_providers(outputs, seed):
     for (name, preferred, available), got in zip(_provider_data(seed), outputs):
         want = choose_providers_reference(available, preferred)
@@ -317,17 +330,42 @@ def _choose_providers(outputs, seed):
 
 # ---------------------------------------------------------------- 04.quiz
 
-quiz_key("04.quiz", {
-    "q1": ("b", "Requested is a wish list: a provider this build lacks is skipped with a warning, not an error, so "
-                "the GPU is not used (a); get_providers() lists every provider the session really uses, in order, "
-                "not the last one requested (c)."),
-    "q2": ("a", "Pay the set-up once; each run then only computes. A process may hold many sessions (b), and a "
-                "session gives the same results whether it is new or reused (c)."),
-    "q3": ("c", "The default ORT_SEQUENTIAL mode runs one node at a time, so inter-op threads idle; it is not the "
-                "main thread setting (a: intra_op_num_threads splits each node), and it is not about GPUs (b)."),
-    "q4": ("a", "args['op_name'] holds the type. The event name is the node's name plus '_kernel_time' (fused "
-                "nodes get new names, b), and cat is only 'Node' or 'Session' (c)."),
-    "q5": ("c", "The dynamo exporter stores the weights as external data in cnn.onnx.data: the .onnx file holds "
-                "only the graph. ONNX does not compress weights (a: float32 is float32 in any file), and ONNX "
-                "Runtime never downloads anything (b); copy both files together."),
-})
+quiz('04.quiz', title='Running models with ONNX Runtime', points=4, questions=[
+    Question('q1', "You ask for providers=['CUDAExecutionProvider', 'CPUExecutionProvider'] and session.get_providers() returns ['CPUExecutionProvider']. What happened?", {
+        'a': 'The model runs on the GPU anyway',
+        'b': 'This onnxruntime build has no CUDA provider, so ORT warned and used the CPU',
+        'c': 'get_providers() only lists the last provider you asked for',
+    }, answer='b', why=(
+        'Requested is a wish list: a provider this build lacks is skipped with a warning, not an error, so '
+        'the GPU is not used (a); get_providers() lists every provider the session really uses, in order, not'
+        ' the last one requested (c).')),
+    Question('q2', 'Why create one InferenceSession and reuse it for every request?', {
+        'a': 'Creating a session loads, checks and optimizes the graph, which costs far more than one run',
+        'b': 'A process may create only one session',
+        'c': 'A reused session gives more accurate results',
+    }, answer='a', why=(
+        'Pay the set-up once; each run then only computes. A process may hold many sessions (b), and a '
+        'session gives the same results whether it is new or reused (c).')),
+    Question('q3', 'When does SessionOptions.inter_op_num_threads change anything?', {
+        'a': 'Always: it is the main thread setting',
+        'b': 'Only on GPUs',
+        'c': 'Only with execution_mode = ORT_PARALLEL, which runs independent nodes at the same time',
+    }, answer='c', why=(
+        'The default ORT_SEQUENTIAL mode runs one node at a time, so inter-op threads idle; it is not the '
+        'main thread setting (a: intra_op_num_threads splits each node), and it is not about GPUs (b).')),
+    Question('q4', "In ONNX Runtime's profile trace, where is the operator type of a node event?", {
+        'a': "In event['args']['op_name']",
+        'b': "In the event's name",
+        'c': "In event['cat']",
+    }, answer='a', why=(
+        "args['op_name'] holds the type. The event name is the node's name plus '_kernel_time' (fused nodes "
+        "get new names, b), and cat is only 'Node' or 'Session' (c).")),
+    Question('q5', 'After the export, cnn.onnx is about 12 KiB although the CNN has tens of thousands of float32 parameters. Why?', {
+        'a': 'ONNX compresses the weights',
+        'b': 'ONNX Runtime downloads the weights when the session is created',
+        'c': 'The exporter wrote the weights to cnn.onnx.data (external data) next to it; the .onnx file holds the graph',
+    }, answer='c', why=(
+        'The dynamo exporter stores the weights as external data in cnn.onnx.data: the .onnx file holds only '
+        'the graph. ONNX does not compress weights (a: float32 is float32 in any file), and ONNX Runtime '
+        'never downloads anything (b); copy both files together.')),
+])

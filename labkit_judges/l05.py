@@ -1,12 +1,12 @@
-"""Lesson 05 exercises, judge side (references, test inputs, quiz keys): fold BatchNorm into Conv (by
+"""Lesson 05 exercise specs (what the learner sees, references, test inputs, quiz answers): fold BatchNorm into Conv (by
 formula, then in a graph), ORT levels, portable files."""
 from __future__ import annotations
 
-from labkit.exercises.l05 import _PAIRS, IN_CHANNELS, PRACTICE_SEED, SIZE, practice_model  # noqa: F401
+from labkit.material.l05 import _PAIRS, IN_CHANNELS, PRACTICE_SEED, SIZE, practice_model  # noqa: F401
 
 import numpy as np
 
-from labkit.checks import TestResult, error_line, expect_close, judge, load_onnx, quiz_key
+from labkit.checks import Question, TestResult, error_line, exercise, expect_close, load_onnx, quiz
 from labkit.plain import Raised
 
 #: the domain of ONNX Runtime's blocked-layout (NCHWc) operators: tied to the CPU's vector width
@@ -96,7 +96,12 @@ _FOLD_NAMES = ("Conv2d 4->3 ch", "3 output channels, 3x3 kernel", "b=None, eps=0
                "depthwise kernel")
 
 
-@judge("05.fold_bn", cases=_fold_bn_cases, tests=_FOLD_NAMES, skill=_FOLD_NAMES)
+@exercise('05.fold_bn', title='Fold BatchNorm into Conv weights', points=3, kind='function',
+          hint=[
+              'BatchNormalization at inference is a per-output-channel scale and shift: the scale multiplies W, scale and shift together make the new bias (a missing bias is zeros).',
+              "np.sqrt, and broadcasting the per-channel factor over W's other axes (reshape with -1 and ones).",
+          ],
+          cases=_fold_bn_cases, tests=_FOLD_NAMES, skill=_FOLD_NAMES)
 def _fold_bn(outputs, seed):
     for name, args, got in zip(_FOLD_NAMES, _fold_bn_cases(seed), outputs):
         W2, b2 = fold_bn_reference(*args)
@@ -243,7 +248,12 @@ def _optimizer_shortcut(original, model) -> bool:
     return folded_add and ops.count("Identity") < len(identities)
 
 
-@judge("05.fold_graph", cases=_fold_graph_cases, tests=FOLD_GRAPH_TESTS, skill=FOLD_GRAPH_TESTS)
+@exercise('05.fold_graph', title='Fold every Conv+BatchNormalization pair of a graph', points=4, kind='function',
+          hint=[
+              "Only a BatchNormalization fed by a Conv that nothing else reads folds; fold its parameters into that Conv's weights and bias, let the Conv write the BN's output, and leave every other node as it was (no optimizer: it does more than folding).",
+              'model.graph.node and model.graph.initializer; onnx.numpy_helper.to_array / from_array; your fold_bn from above.',
+          ],
+          cases=_fold_graph_cases, tests=FOLD_GRAPH_TESTS, skill=FOLD_GRAPH_TESTS)
 def _fold_graph(outputs, seed):
     from collections import Counter
 
@@ -302,6 +312,101 @@ def _fold_graph(outputs, seed):
                        "that is a graph optimizer's work (ONNX Runtime's or onnxscript's), not folding by hand")
 
 
+# ---------------------------------------------------------------- 05.quiz
+
+quiz('05.quiz', title='Predict what each optimization level does', points=4, questions=[
+    Question('q1', 'Which operators disappear from the light ResNet-50 at the BASIC level?', {
+        'a': 'ConstantOfShape (folded into initializers) and BatchNormalization (folded into Conv)',
+        'b': 'Only Relu, merged into Conv',
+        'c': 'None: BASIC only checks the graph',
+    }, answer='a', why=(
+        'BASIC does constant folding (ConstantOfShape) and hardware-independent fusions such as '
+        'Conv+BatchNormalization. Relu merges into Conv only at EXTENDED (b), and BASIC rewrites the graph, '
+        'it does not only check it (c).')),
+    Question('q2', 'What does EXTENDED add on the CPU execution provider?', {
+        'a': "Blocked NCHWc layouts for the CPU's vector width",
+        'b': '8-bit quantization of the weights',
+        'c': "Fusions into ONNX Runtime's own operators, e.g. Conv+Relu -> FusedConv, Gemm+Relu -> FusedGemm",
+    }, answer='c', why=(
+        'EXTENDED fuses into com.microsoft operators run by the CPU provider. NCHWc layouts come only at ALL '
+        '(a), and no optimization level quantizes: that is quantize_static/quantize_dynamic (b).')),
+    Question('q3', 'A script sets so.graph_optimization_level = ORT_ENABLE_ALL on a fresh SessionOptions(). What changes?', {
+        'a': 'Inference gets faster',
+        'b': 'Nothing: ORT_ENABLE_ALL is already the default',
+        'c': 'Model loading fails on ARM',
+    }, answer='b', why=(
+        'SessionOptions().graph_optimization_level is ORT_ENABLE_ALL already, so nothing changes: it does not'
+        ' get faster (a) and ALL simply skips the x86 layouts on Arm, it does not fail (c).')),
+    Question('q4', 'You optimize offline once and ship the file to many different CPUs. Which level do you save at?', {
+        'a': "EXTENDED: ALL may add NCHWc layout operators whose block size fits only this CPU's vectors",
+        'b': 'ALL, because it is fastest everywhere',
+        'c': 'DISABLE, because optimized files never load elsewhere',
+    }, answer='a', why=(
+        "ALL may add NCHWc operators whose block size fits only this CPU's vectors, and ORT warns the file "
+        'belongs to the machine that wrote it (b); optimized EXTENDED files load anywhere the CPU provider '
+        'runs (c is false).')),
+    Question('q5', 'The EXTENDED file (with FusedConv nodes) is loaded on a phone with the NNAPI execution provider first in the list. What happens to the FusedConv nodes?', {
+        'a': 'NNAPI runs them: FusedConv is a standard ONNX operator',
+        'b': "They stay on the CPU provider: FusedConv is a com.microsoft kernel of ORT's CPU provider, which NNAPI does not take",
+        'c': 'The file cannot load on an Arm CPU',
+    }, answer='b', why=(
+        'FusedConv and FusedGemm are com.microsoft kernels of the CPU execution provider (CUDA has its own '
+        'FusedConv); NNAPI, CoreML and most other providers do not take them, so those nodes stay on the CPU.'
+        ' They are not standard ONNX operators (a), and the file runs on any CPU, x86 or Arm (c).')),
+])
+
+
+# ---------------------------------------------------------------- 05.portable
+
+PORTABLE_TESTS = ("loads", "optimized", "EXTENDED-level fusions", "no machine-specific operators",
+                  *(f"same output, batch {n}" for n in BATCHES))
+
+
+#: the skill: a file optimized at the EXTENDED level that still runs on any CPU, with the same outputs
+@exercise('05.portable', title='Save a portable optimized model', points=3, kind='onnx',
+          hint=[
+              "Pick the optimization level that fuses operators for the CPU provider but does not add this machine's blocked memory layout (the level above it does); the session that optimizes can also write the optimized model to a file.",
+              'onnxruntime.SessionOptions: graph_optimization_level and optimized_model_filepath.',
+          ],
+          tests=PORTABLE_TESTS, skill=PORTABLE_TESTS[2:])
+def _portable(answer, seed):
+    import onnx
+
+    from labkit.checks import DidNotDo
+
+    model, why = load_onnx(answer)
+    yield TestResult("loads", model is not None, why or "an ONNX model")
+    if model is not None and [n.op_type for n in model.graph.node] == \
+            [n.op_type for n in onnx.load_from_string(practice_model()).graph.node]:
+        yield DidNotDo("its nodes are the practice model's, not one was optimized away: save the model an "
+                       "optimizing session writes")
+    if model is None:
+        return
+    import onnx
+
+    total0, bn0, _ = _node_summary(onnx.load_from_string(practice_model()))
+    total, bn, _ = _node_summary(model)
+    optimized = bn == 0 and total < total0
+    yield TestResult("optimized", optimized,
+                     f"{total0} nodes became {total}, no BatchNormalization left" if optimized else
+                     f"the graph is not optimized: {total} nodes (the practice model has {total0}) and {bn} "
+                     "BatchNormalization; did ONNX Runtime write it with optimized_model_filepath?")
+    fused = sum(n.op_type == "FusedConv" for n in model.graph.node)
+    yield TestResult("EXTENDED-level fusions", fused > 0,
+                     f"{fused} Conv+Relu pairs fused into FusedConv" if fused else
+                     f"expected Conv+Relu fused into com.microsoft FusedConv (the EXTENDED level), found "
+                     f"{bn} BatchNormalization and 0 FusedConv")
+    nchwc = sorted({n.op_type for n in model.graph.node if n.domain == NCHWC_DOMAIN})
+    if not optimized:
+        yield TestResult("no machine-specific operators", False, "not judged: the graph is not optimized")
+    else:
+        yield TestResult("no machine-specific operators", not nchwc,
+                         "no NCHWc (blocked layout) operators" if not nchwc else
+                         f"the graph holds {NCHWC_DOMAIN} operators {nchwc}: their layout is made for this CPU's "
+                         "vector width, so the file is not portable (was it saved at ORT_ENABLE_ALL?)")
+    yield from _outputs_match(model, seed, 707, "" if optimized else "the graph is not optimized")
+
+
 # ---------------------------------------------------------------- 05.rewrite_rule
 #
 # The learner hands in rewrite_matmul_add(model) -> ModelProto built on onnxscript.rewriter. The check calls it on
@@ -341,7 +446,12 @@ def _rewrite_cases(seed: int) -> list[tuple]:
     return [(rewrite_graph(seed, k),) for k in range(len(REWRITE_GRAPHS))]
 
 
-@judge("05.rewrite_rule", cases=_rewrite_cases, tests=REWRITE_TESTS, skill=REWRITE_TESTS)
+@exercise('05.rewrite_rule', title='A rewrite rule with onnxscript: MatMul + Add -> Gemm', points=3, kind='function',
+          hint=[
+              'A rewrite rule has a pattern to find (MatMul then Add), a replacement (Gemm) and a condition: Gemm takes 2-D inputs only, so the rule must refuse other ranks; Add is commutative.',
+              'onnxscript.rewriter.pattern: RewriteRule(target, replacement, condition), RewriteRuleSet(..., commute=True), then onnxscript.rewriter.rewrite(model, pattern_rewrite_rules=...).',
+          ],
+          cases=_rewrite_cases, tests=REWRITE_TESTS, skill=REWRITE_TESTS)
 def _rewrite_rule(outputs, seed):
     from collections import Counter
 
@@ -381,68 +491,3 @@ def _rewrite_rule(outputs, seed):
                                               f"{error_line(e)}")
             continue
         yield expect_close(names[1], out, want_out, rtol=1e-4, atol=1e-4)
-
-
-# ---------------------------------------------------------------- 05.quiz
-
-quiz_key("05.quiz", {
-    "q1": ("a", "BASIC does constant folding (ConstantOfShape) and hardware-independent fusions such as "
-                "Conv+BatchNormalization. Relu merges into Conv only at EXTENDED (b), and BASIC rewrites the graph, "
-                "it does not only check it (c)."),
-    "q2": ("c", "EXTENDED fuses into com.microsoft operators run by the CPU provider. NCHWc layouts come only at "
-                "ALL (a), and no optimization level quantizes: that is quantize_static/quantize_dynamic (b)."),
-    "q3": ("b", "SessionOptions().graph_optimization_level is ORT_ENABLE_ALL already, so nothing changes: it does "
-                "not get faster (a) and ALL simply skips the x86 layouts on Arm, it does not fail (c)."),
-    "q4": ("a", "ALL may add NCHWc operators whose block size fits only this CPU's vectors, and ORT warns the file "
-                "belongs to the machine that wrote it (b); optimized EXTENDED files load anywhere the CPU provider "
-                "runs (c is false)."),
-    "q5": ("b", "FusedConv and FusedGemm are com.microsoft kernels of the CPU execution provider (CUDA has its own "
-                "FusedConv); NNAPI, CoreML and most other providers do not take them, so those nodes stay on the CPU. They are not "
-                "standard ONNX operators (a), and the file runs on any CPU, x86 or Arm (c)."),
-})
-
-
-# ---------------------------------------------------------------- 05.portable
-
-PORTABLE_TESTS = ("loads", "optimized", "EXTENDED-level fusions", "no machine-specific operators",
-                  *(f"same output, batch {n}" for n in BATCHES))
-
-
-#: the skill: a file optimized at the EXTENDED level that still runs on any CPU, with the same outputs
-@judge("05.portable", tests=PORTABLE_TESTS, skill=PORTABLE_TESTS[2:])
-def _portable(answer, seed):
-    import onnx
-
-    from labkit.checks import DidNotDo
-
-    model, why = load_onnx(answer)
-    yield TestResult("loads", model is not None, why or "an ONNX model")
-    if model is not None and [n.op_type for n in model.graph.node] == \
-            [n.op_type for n in onnx.load_from_string(practice_model()).graph.node]:
-        yield DidNotDo("its nodes are the practice model's, not one was optimized away: save the model an "
-                       "optimizing session writes")
-    if model is None:
-        return
-    import onnx
-
-    total0, bn0, _ = _node_summary(onnx.load_from_string(practice_model()))
-    total, bn, _ = _node_summary(model)
-    optimized = bn == 0 and total < total0
-    yield TestResult("optimized", optimized,
-                     f"{total0} nodes became {total}, no BatchNormalization left" if optimized else
-                     f"the graph is not optimized: {total} nodes (the practice model has {total0}) and {bn} "
-                     "BatchNormalization; did ONNX Runtime write it with optimized_model_filepath?")
-    fused = sum(n.op_type == "FusedConv" for n in model.graph.node)
-    yield TestResult("EXTENDED-level fusions", fused > 0,
-                     f"{fused} Conv+Relu pairs fused into FusedConv" if fused else
-                     f"expected Conv+Relu fused into com.microsoft FusedConv (the EXTENDED level), found "
-                     f"{bn} BatchNormalization and 0 FusedConv")
-    nchwc = sorted({n.op_type for n in model.graph.node if n.domain == NCHWC_DOMAIN})
-    if not optimized:
-        yield TestResult("no machine-specific operators", False, "not judged: the graph is not optimized")
-    else:
-        yield TestResult("no machine-specific operators", not nchwc,
-                         "no NCHWc (blocked layout) operators" if not nchwc else
-                         f"the graph holds {NCHWC_DOMAIN} operators {nchwc}: their layout is made for this CPU's "
-                         "vector width, so the file is not portable (was it saved at ORT_ENABLE_ALL?)")
-    yield from _outputs_match(model, seed, 707, "" if optimized else "the graph is not optimized")

@@ -1,4 +1,4 @@
-"""Lesson 06 exercises, judge side (references, test inputs, quiz keys): the affine quantization
+"""Lesson 06 exercise specs (what the learner sees, references, test inputs, quiz answers): the affine quantization
 mapping, a calibration reader, choosing a method.
 
 Conventions (the notebook's prompts state the same, the judges below enforce them):
@@ -20,11 +20,9 @@ Conventions (the notebook's prompts state the same, the judges below enforce the
 """
 from __future__ import annotations
 
-import labkit.exercises.l06  # noqa: F401 (declares the exercises judged here)
-
 import numpy as np
 
-from labkit.checks import TestResult, error_line, expect_close, judge, load_onnx, ort_session, quiz_key
+from labkit.checks import Question, TestResult, error_line, exercise, expect_close, load_onnx, ort_session, quiz
 from labkit.plain import OnnxBlob, Raised
 
 # ---------------------------------------------------------------- reference implementations
@@ -150,7 +148,12 @@ def _quantize_diagnose(args):
     return diagnose
 
 
-@judge("06.quantize", cases=_quantize_cases, tests=(*_QUANTIZE_NAMES, "returns int32"), skill=_QUANTIZE_NAMES)
+@exercise('06.quantize', title='quantize(x, scale, zero_point, qmin, qmax)', points=3, kind='function',
+          hint=[
+              'Quantizing maps a real value to the nearest level: divide by the scale, round, shift by the zero point, then clamp to the integer range.',
+              'np.round (halves to even, like QuantizeLinear), np.clip, .astype(np.int32); broadcasting handles per-channel scales.',
+          ],
+          cases=_quantize_cases, tests=(*_QUANTIZE_NAMES, "returns int32"), skill=_QUANTIZE_NAMES)
 def _quantize(outputs, seed):
     cases = _quantize_cases(seed)
     for name, args, got in zip(_QUANTIZE_NAMES, cases, outputs):
@@ -181,8 +184,12 @@ _DEQUANTIZE_NAMES = ["int8 with zero point 10 (includes -128)", "uint8 with zero
                      "per-channel (broadcasting)", "int32 input, all equal to the zero point"]
 
 
-@judge("06.dequantize", cases=_dequantize_cases, tests=(*_DEQUANTIZE_NAMES, "returns float32"),
-       skill=_DEQUANTIZE_NAMES)
+@exercise('06.dequantize', title='dequantize(q, scale, zero_point)', points=2, kind='function',
+          hint=[
+              'Undo the shift, then the scale; do the subtraction in a type wide enough that it cannot wrap around.',
+              'ndarray.astype(np.int32) before subtracting, result as float32.',
+          ],
+          cases=_dequantize_cases, tests=(*_DEQUANTIZE_NAMES, "returns float32"), skill=_DEQUANTIZE_NAMES)
 def _dequantize(outputs, seed):
     for name, args, got in zip(_DEQUANTIZE_NAMES, _dequantize_cases(seed), outputs):
         t = expect_close(name, got, dequantize_ref(*args), rtol=1e-6, atol=1e-7)
@@ -234,7 +241,12 @@ def _as_number(v, kind: str):
     return float(v) if isinstance(v, (int, float)) else None
 
 
-@judge("06.choose_qparams", cases=_qparams_cases, tests=_QPARAMS_NAMES, skill=_QPARAMS_NAMES)
+@exercise('06.choose_qparams', title='choose_qparams(x, qmin, qmax, symmetric)', points=3, kind='function',
+          hint=[
+              'The range must contain 0 so that 0 is exact; symmetric quantization centres the range and, with a signed type, drops the lowest level; an all-zero tensor still needs a usable scale.',
+              'np.min, np.max, np.round for the zero point (not int(), which truncates).',
+          ],
+          cases=_qparams_cases, tests=_QPARAMS_NAMES, skill=_QPARAMS_NAMES)
 def _choose_qparams(outputs, seed):
     for name, args, got in zip(_QPARAMS_NAMES, _qparams_cases(seed), outputs):
         refs = {choose_qparams_ref(*args), choose_qparams_ref(*args, dtype=np.float32)}
@@ -391,7 +403,12 @@ def _weight_axes(model) -> dict[str, int]:
     return out
 
 
-@judge("06.calibration", cases=_calibration_cases, tests=CALIB_TESTS, skill=CALIB_SKILL)
+@exercise('06.calibration', title='A calibration reader for static quantization', points=4, kind='function',
+          hint=[
+              "Static quantization needs a reader that hands out exactly the images you were given, batch by batch, under the model's own input name; then quantize in QDQ format with one scale per output channel of the weights.",
+              'onnxruntime.quantization: CalibrationDataReader.get_next (returns None when done), quantize_static with quant_format and per_channel; onnx.load for the result.',
+          ],
+          cases=_calibration_cases, tests=CALIB_TESTS, skill=CALIB_SKILL)
 def _calibration(outputs, seed):
     for k, (label, got) in enumerate(zip(CALIB_MODELS, outputs)):
         names = [f"{label}: {kind}" for kind in CALIB_KINDS]
@@ -750,7 +767,7 @@ def _int4_structure(outputs, cases) -> TestResult:
 
 
 def _int4_run(got, w, block_size: int, seed: int) -> TestResult:
-    from labkit.exercises.l06 import matmul_nbits_model
+    from labkit.material.l06 import matmul_nbits_model
 
     problem = _int4_shape_problem(got, w, block_size)
     if problem:
@@ -771,7 +788,12 @@ def _int4_run(got, w, block_size: int, seed: int) -> TestResult:
     return t
 
 
-@judge("06.int4_blocks", cases=_int4_cases, tests=INT4_TESTS, skill=(*INT4_CASES, INT4_RUN))
+@exercise('06.int4_blocks', title='Block-wise int4 weights, as MatMulNBits stores them', points=3, kind='function',
+          hint=[
+              'Each column of W is cut along K into blocks (the last one padded); each block gets its own scale and zero point from a range that contains 0, and codes 0..15; MatMulNBits stores the columns first.',
+              "np.pad, reshape and transpose (not reshape alone) to (N, n_blocks, block_size), min/max along the last axis, np.round and np.clip; q and zero points as uint8, scales as float32. Compute it yourself: ONNX Runtime's quantizer is not the answer.",
+          ],
+          cases=_int4_cases, tests=INT4_TESTS, skill=(*INT4_CASES, INT4_RUN))
 def _int4_blocks(outputs, seed):
     cases = _int4_cases(seed)
     yield _int4_structure(outputs, cases)
@@ -792,21 +814,51 @@ def _int4_blocks(outputs, seed):
 
 # ---------------------------------------------------------------- 06.quiz
 
-quiz_key("06.quiz", {
-    "q1": ("a", "Weight-heavy MatMul models gain most from 4x smaller weights, and dynamic needs no calibration data. "
-                "Static (b) needs representative inputs you do not have; int8 helps MatMul as much as Conv (c)."),
-    "q2": ("b", "Static QDQ fixes every scale ahead of time from the images you have, so the runtime fuses integer "
-                "kernels with no per-inference range computation. Dynamic (a) pays a min/max pass per layer on "
-                "every frame; quantizing only the input (c) leaves every layer in float."),
-    "q3": ("c", "z lives on the integer axis: divide by s, round, then shift by z and clamp. round((x - z)/s) (a) "
-                "subtracts an integer from a real value; multiplying by s (b) inverts the scale."),
-    "q4": ("a", "DynamicQuantizeLinear runs before each quantized layer and scans the activation for its range. "
-                "Neither kind dequantizes all weights up front (b) or changes weights at run time (c)."),
-    "q5": ("b", "ORT's symmetric int8 range is [-127, 127] (ONNX_INT_TYPE_SYMMETRIC_RANGE): -m and m are both "
-                "levels and the zero point is 0, so the scale is m/127. [-128, 127] (a) would need a zero point "
-                "of -0.5; uint8 with z = 128 (c) is not ORT's int8 weight format."),
-    "q6": ("c", "ONNX Runtime's NNAPI execution provider takes uint8 activations only (a limit of the provider: NNAPI "
-                "itself also has signed int8 operands), so quantize with activation_type=QUInt8. "
-                "The default QInt8 (a) gives int8 activations the provider leaves to the CPU; int4 activations (b) are "
-                "not what NNAPI runs."),
-})
+quiz('06.quiz', title='Choosing a quantization method', points=4, questions=[
+    Question('q1', 'Model A is a text model made mostly of large MatMul layers (tens of MB of weights), run one sentence at a time on a server CPU, and you have no representative input data at hand. Which method do you try first?', {
+        'a': 'Dynamic quantization (quantize_dynamic): int8 weights, activation scales computed at run time',
+        'b': 'Static quantization (quantize_static) with a calibration reader',
+        'c': 'No quantization: int8 only helps convolutions',
+    }, answer='a', why=(
+        'Weight-heavy MatMul models gain most from 4x smaller weights, and dynamic needs no calibration data.'
+        ' Static (b) needs representative inputs you do not have; int8 helps MatMul as much as Conv (c).')),
+    Question('q2', 'Model B is a small CNN classifying camera frames on a phone; you have a few hundred typical images. Which method do you try first?', {
+        'a': 'Dynamic quantization: it needs no data',
+        'b': 'Static QDQ quantization, per-channel weights, calibrated on those images',
+        'c': 'Quantize only the input image to uint8',
+    }, answer='b', why=(
+        'Static QDQ fixes every scale ahead of time from the images you have, so the runtime fuses integer '
+        'kernels with no per-inference range computation. Dynamic (a) pays a min/max pass per layer on every '
+        'frame; quantizing only the input (c) leaves every layer in float.')),
+    Question('q3', 'Which formula maps a real value x to its quantized value q (scale s, integer zero point z)?', {
+        'a': 'q = round((x - z) / s)',
+        'b': 'q = round(x * s) + z',
+        'c': 'q = clamp(round(x / s) + z, qmin, qmax)',
+    }, answer='c', why=(
+        'z lives on the integer axis: divide by s, round, then shift by z and clamp. round((x - z)/s) (a) '
+        'subtracts an integer from a real value; multiplying by s (b) inverts the scale.')),
+    Question('q4', 'What does a dynamically quantized model do at every inference that a statically quantized one does not?', {
+        'a': 'It scans each activation for its min and max to compute a scale and zero point',
+        'b': 'It dequantizes all its weights back to float32',
+        'c': 'It recalibrates its weights on the input',
+    }, answer='a', why=(
+        'DynamicQuantizeLinear runs before each quantized layer and scans the activation for its range. '
+        'Neither kind dequantizes all weights up front (b) or changes weights at run time (c).')),
+    Question('q5', "ONNX Runtime's quantizer makes a weight tensor with largest |w| = m symmetric int8. Which integer range and scale does it use?", {
+        'a': '[-128, 127], scale 2m/255',
+        'b': '[-127, 127], scale m/127, zero point 0',
+        'c': '[0, 255], zero point 128',
+    }, answer='b', why=(
+        "ORT's symmetric int8 range is [-127, 127] (ONNX_INT_TYPE_SYMMETRIC_RANGE): -m and m are both levels "
+        'and the zero point is 0, so the scale is m/127. [-128, 127] (a) would need a zero point of -0.5; '
+        "uint8 with z = 128 (c) is not ORT's int8 weight format.")),
+    Question('q6', 'The static int8 model will run through NNAPI on Android. Which activation type do you pass to quantize_static?', {
+        'a': 'The default QInt8: NNAPI takes int8 everywhere',
+        'b': 'QInt4, the smallest',
+        'c': "QUInt8: ONNX Runtime's NNAPI provider takes uint8 activations only",
+    }, answer='c', why=(
+        "ONNX Runtime's NNAPI execution provider takes uint8 activations only (a limit of the provider: NNAPI"
+        ' itself also has signed int8 operands), so quantize with activation_type=QUInt8. The default QInt8 '
+        '(a) gives int8 activations the provider leaves to the CPU; int4 activations (b) are not what NNAPI '
+        'runs.')),
+])

@@ -1,8 +1,6 @@
-"""Lesson 07 exercises, judge side (references, test inputs, quiz keys): the app's block counts, an
+"""Lesson 07 exercise specs (what the learner sees, references, test inputs, quiz answers): the app's block counts, an
 .ort file that matches, NNAPI coverage, choosing a backend."""
 from __future__ import annotations
-
-import labkit.exercises.l07  # noqa: F401 (declares the exercises judged here)
 
 import tempfile
 from pathlib import Path
@@ -10,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from labkit import android
-from labkit.checks import TestResult, error_line, expect_close, judge, quiz_key
+from labkit.checks import Question, TestResult, error_line, exercise, expect_close, quiz
 from labkit.plain import OnnxBlob, Raised, describe
 
 # ---------------------------------------------------------------- 07.block_counts
@@ -41,7 +39,12 @@ _BLOCK_NAMES = ["one ink pixel at row 5, column 30", "random drawing", "all ink"
                 "0/1 integers instead of booleans"]
 
 
-@judge("07.block_counts", cases=_block_cases, tests=_BLOCK_NAMES, skill=_BLOCK_NAMES)
+@exercise('07.block_counts', title='Count the ink in 4×4 blocks', points=2, kind='function',
+          hint=[
+              'Each output cell counts the ink in its 4×4 block: split each axis into (block index, position in the block) and sum over the positions.',
+              'ndarray.reshape into four axes and .sum(axis=...) over two of them.',
+          ],
+          cases=_block_cases, tests=_BLOCK_NAMES, skill=_BLOCK_NAMES)
 def _block_counts(outputs, seed):
     for name, (grid,), got in zip(_BLOCK_NAMES, _block_cases(seed), outputs):
         t = expect_close(name, got, reference_block_counts(grid).astype(np.float64), rtol=0, atol=0)
@@ -97,7 +100,12 @@ X86_ONLY_DOMAINS = ("com.microsoft.nchwc",)
 ORT_SKILL = ORT_STEPS[3:5]
 
 
-@judge("07.ort_file", tests=ORT_STEPS, skill=ORT_SKILL)
+@exercise('07.ort_file', title='Convert the fp32 model to ORT format', points=4, kind='onnx',
+          hint=[
+              "A phone gets an ORT-format file converted from the model whose batch is fixed to 1, with optimizations that run on any CPU (not ones saved for this machine's x86 layout).",
+              'python -m onnxruntime.tools.convert_onnx_models_to_ort and its --optimization_style and --output_dir options; hand in the .ort path it writes.',
+          ],
+          tests=ORT_STEPS, skill=ORT_SKILL)
 def _ort_file(answer, seed):
     steps = list(ORT_STEPS[:4])
     yield from _ort_portable(answer)
@@ -246,7 +254,12 @@ def _dims(vi) -> list:
     return [d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else (d.dim_param or None) for d in t.shape.dim]
 
 
-@judge("07.fix_batch", cases=_fix_cases, tests=FIX_TESTS, skill=FIX_TESTS)
+@exercise('07.fix_batch', title='Fix the batch dimension the checker complains about', points=3, kind='function',
+          hint=[
+              'The batch dimension may have a name or no name at all; fix it to 1 on the input, then let the output shapes follow; work on a copy.',
+              "onnxruntime.tools.onnx_model_utils: make_dim_param_fixed, make_input_shape_fixed, fix_output_shapes; the input's type.tensor_type.shape.dim.",
+          ],
+          cases=_fix_cases, tests=FIX_TESTS, skill=FIX_TESTS)
 def _fix_batch(outputs, seed):
     from labkit.checks import load_onnx
     from labkit.runtime import ort_session
@@ -287,18 +300,43 @@ def _fix_batch(outputs, seed):
 
 # ---------------------------------------------------------------- 07.quiz
 
-quiz_key("07.quiz", {
-    "q1": ("a", "One partition covering everything is NNAPI's best case, but only a measurement on the phone says "
-                "whether it beats the CPU: accelerators often help (b is wrong), and the checker predicts coverage, "
-                "not speed (c)."),
-    "q2": ("c", "Google deprecated NNAPI from Android 15; XNNPACK and the CPU provider keep working everywhere "
-                "(and QNN targets Qualcomm NPUs directly). Newer phones do not get better NNAPI drivers (a), and "
-                "ONNX Runtime runs on Android 15 (b)."),
-    "q3": ("b", "Every partition boundary copies data between NNAPI and the CPU, so nine small partitions cost more "
-                "than they gain (a); disabling the CPU fallback (c) makes the session fail on the unsupported nodes."),
-    "q4": ("a", "A custom build with --include_ops_by_config keeps only those kernels: a smaller app. ORT does not "
-                "read it at run time (b), and it lists what the model needs, not what NNAPI supports (c)."),
-    "q5": ("b", "The checker matches operator names (QuantizeLinear, Conv...) against NNAPI's list; it does not "
-                "look at element types, and ONNX Runtime's NNAPI provider takes uint8 activations only. It never runs the "
-                "model (a), and fixing the batch (c) does not change the types: quantize with QUInt8 activations."),
-})
+quiz('07.quiz', title='Pick the execution provider', points=4, questions=[
+    Question('q1', 'Phone A runs Android 12 and its vendor ships an NNAPI driver for its NPU. Your uint8-activation model has a fixed batch and the checker reports one NNAPI partition covering every node. What do you try?', {
+        'a': 'NNAPI, timed against the CPU baseline on that phone',
+        'b': 'CPU only: accelerators never help',
+        'c': 'NNAPI without measuring: the checker guarantees it is faster',
+    }, answer='a', why=(
+        "One partition covering everything is NNAPI's best case, but only a measurement on the phone says "
+        'whether it beats the CPU: accelerators often help (b is wrong), and the checker predicts coverage, '
+        'not speed (c).')),
+    Question('q2', 'Phone B is new and runs Android 15. Which backend do you make the default?', {
+        'a': 'NNAPI, because newer phones have better NNAPI drivers',
+        'b': 'None: ONNX Runtime does not support Android 15',
+        'c': 'XNNPACK (or the CPU, whichever measures faster), because NNAPI is deprecated from Android 15',
+    }, answer='c', why=(
+        'Google deprecated NNAPI from Android 15; XNNPACK and the CPU provider keep working everywhere (and '
+        'QNN targets Qualcomm NPUs directly). Newer phones do not get better NNAPI drivers (a), and ONNX '
+        'Runtime runs on Android 15 (b).')),
+    Question('q3', 'Phone C: your model keeps a dynamic input size you cannot fix, and the checker says NNAPI would split it into 9 small partitions. What do you ship?', {
+        'a': 'NNAPI: nine partitions means nine times the speed',
+        'b': 'The CPU provider (and try XNNPACK): every partition boundary copies data between NNAPI and the CPU',
+        'c': 'NNAPI with CPU fallback disabled',
+    }, answer='b', why=(
+        'Every partition boundary copies data between NNAPI and the CPU, so nine small partitions cost more '
+        'than they gain (a); disabling the CPU fallback (c) makes the session fail on the unsupported nodes.')),
+    Question('q4', 'What is required_operators.config, written by convert_onnx_models_to_ort, for?', {
+        'a': 'It lists the operators a reduced-size custom build of ONNX Runtime must include',
+        'b': 'ONNX Runtime reads it at run time to load the model',
+        'c': 'It lists the operators NNAPI supports',
+    }, answer='a', why=(
+        'A custom build with --include_ops_by_config keeps only those kernels: a smaller app. ORT does not '
+        'read it at run time (b), and it lists what the model needs, not what NNAPI supports (c).')),
+    Question('q5', 'quantize_static with its defaults (QInt8 activations), batch fixed to 1: the checker reports every node supported by NNAPI. What does that mean?', {
+        'a': 'It is true: the checker ran the model on NNAPI',
+        'b': "Little: the checker matches operator names, not element types, and ONNX Runtime's NNAPI provider takes uint8 activations only; quantize with QUInt8",
+        'c': 'Fixing the batch converted the activations to uint8',
+    }, answer='b', why=(
+        "The checker matches operator names (QuantizeLinear, Conv...) against NNAPI's list; it does not look "
+        "at element types, and ONNX Runtime's NNAPI provider takes uint8 activations only. It never runs the "
+        'model (a), and fixing the batch (c) does not change the types: quantize with QUInt8 activations.')),
+])

@@ -1,4 +1,4 @@
-"""Lesson 08 exercises, judge side (references, test inputs, quiz keys): the canvas's alpha channel,
+"""Lesson 08 exercise specs (what the learner sees, references, test inputs, quiz answers): the canvas's alpha channel,
 ONNX Runtime Web's thread count, a web-ready model, the quiz."""
 from __future__ import annotations
 
@@ -6,8 +6,7 @@ import math
 
 import numpy as np
 
-import labkit.exercises.l08  # noqa: F401 (declares the exercises judged here)
-from labkit.checks import TestResult, error_line, expect_close, judge, quiz_key
+from labkit.checks import Question, TestResult, error_line, exercise, expect_close, quiz
 from labkit.plain import OnnxBlob, Raised, describe
 
 #: canvas sizes (width, height) of the alpha cases: mostly not square, so rows and columns cannot be swapped unseen
@@ -51,7 +50,12 @@ def reference_alpha(rgba, width: int, height: int) -> np.ndarray:
     return np.asarray(rgba, dtype=np.uint8).reshape(height, width, 4)[:, :, 3]
 
 
-@judge("08.rgba_alpha", cases=_alpha_cases, tests=tuple(_ALPHA_NAMES), skill=tuple(_ALPHA_NAMES))
+@exercise('08.rgba_alpha', title="Read the ink from the canvas's RGBA bytes", points=2, kind='function',
+          hint=[
+              'ImageData.data is one flat array of RGBA bytes, pixel after pixel, row by row; alpha is the 4th byte of each pixel.',
+              'np.asarray, reshape to (height, width, 4) and index the last axis.',
+          ],
+          cases=_alpha_cases, tests=tuple(_ALPHA_NAMES), skill=tuple(_ALPHA_NAMES))
 def _rgba_alpha(outputs, seed):
     for name, (rgba, w, h), got in zip(_ALPHA_NAMES, _alpha_cases(seed), outputs):
         want = reference_alpha(rgba, w, h)
@@ -115,7 +119,12 @@ def _threads_group(outputs, seed, explicit: bool):
     return True, f"right on all {len(picked)} cases"
 
 
-@judge("08.threads", cases=_thread_cases, tests=THREAD_TESTS, skill=THREAD_TESTS)
+@exercise('08.threads', title='How many threads will ONNX Runtime Web use?', points=3, kind='function',
+          hint=[
+              'Two questions in turn: is numThreads a positive integer (if not, the default applies, and it depends on crossOriginIsolated)? Can this page share memory between threads at all?',
+              'Read the source printed above the exercise: isinstance checks, min, math.ceil.',
+          ],
+          cases=_thread_cases, tests=THREAD_TESTS, skill=THREAD_TESTS)
 def _threads(outputs, seed):
     for explicit, name in zip((True, False), THREAD_TESTS):
         ok, msg = _threads_group(outputs, seed, explicit)
@@ -178,7 +187,12 @@ def _nothing_stripped(model) -> bool:
 
 
 #: every step is the exercise: one file, the same answers, nothing about your machine
-@judge("08.web_model", tests=tuple(_WEB_STEPS), skill=tuple(_WEB_STEPS))
+@exercise('08.web_model', title='Prepare the model for the web', points=3, kind='onnx',
+          hint=[
+              'A web page fetches one URL: every weight must be inside the file, and nothing the exporter wrote about your machine (doc strings, metadata) may be left on the model, the graph or any node.',
+              'onnx.load (it reads the external data in), the doc_string and metadata_props fields, ClearField, onnx.save.',
+          ],
+          tests=tuple(_WEB_STEPS), skill=tuple(_WEB_STEPS))
 def _web_model(answer, seed):
     from labkit.checks import DidNotDo
 
@@ -270,4 +284,48 @@ _QUIZ_KEY = {
                 "browser API (b)."),
 }
 
-quiz_key("08.quiz", _QUIZ_KEY)
+quiz('08.quiz', title='Models in web pages', points=3, questions=[
+    Question('q1', 'Your page sets ort.env.wasm.numThreads = 4, but the server sends no COOP/COEP headers. What happens?', {
+        'a': 'The model fails to load with a SharedArrayBuffer error',
+        'b': 'ONNX Runtime Web warns and runs on one thread: without cross-origin isolation there is no SharedArrayBuffer',
+        'c': 'It runs on 4 threads; the headers only matter for WebGPU',
+    }, answer='b', why=(
+        'ORT Web checks for SharedArrayBuffer, which browsers give only to cross-origin isolated pages; the '
+        'model still loads (a), and the headers are about shared memory, not WebGPU (c).')),
+    Question('q2', "On a first visit to this lesson's page, which file is most of the download?", {
+        'a': 'The WebAssembly build of ONNX Runtime (the .wasm file)',
+        'b': 'The model: that is why int8 matters most for a web page',
+        'c': 'The JavaScript of the page and of onnxruntime-web',
+    }, answer='a', why=(
+        'The measurement above: the .wasm runtime is megabytes, the model and the scripts tens of kilobytes. '
+        'int8 shrinks the model (b) but not the runtime; the JavaScript (c) is small.')),
+    Question('q3', 'fp32 in the browser and in Python differ by about 1e-7, not 0. Why?', {
+        'a': 'The browser computes in float16',
+        'b': 'A bug in ONNX Runtime Web: the outputs must be bit-identical',
+        'c': "Different kernels (WebAssembly SIMD vs your CPU's native code) add the floats in another order",
+    }, answer='c', why=(
+        'Float addition is not associative, so another summation order changes the last bits. The browser '
+        'computes in float32, not float16 (a), and 1e-7 is far below the 1e-4 the course allows (b).')),
+    Question('q4', "What should the browser's outputs of the int8 model be compared with?", {
+        'a': 'ONNX Runtime in Python on the same int8 file: same predicted digits, probabilities very close',
+        'b': 'The fp32 PyTorch model, to 1e-4',
+        'c': 'Nothing: int8 results are random',
+    }, answer='a', why=(
+        'Compare like with like: the same int8 file in both runtimes. Against fp32 (b) the int8 rounding '
+        'alone exceeds 1e-4; int8 results are deterministic, not random (c).')),
+    Question('q5', 'Why is the division by 16 inside the model instead of in app.js?', {
+        'a': 'ONNX Runtime Web cannot take uint8 inputs',
+        'b': 'So that the page and Python cannot disagree about preprocessing: the same file does it everywhere',
+        'c': 'JavaScript cannot divide integers exactly',
+    }, answer='b', why=(
+        'The model takes the raw uint8 pixels and divides by 16 itself, so no copy of the preprocessing can '
+        'drift. ORT Web takes uint8 inputs fine (a), and JavaScript divides exactly enough (c).')),
+    Question('q6', "When is it worth trying the WebGPU execution provider (executionProviders: ['webgpu', 'wasm'])?", {
+        'a': 'Always: a GPU is faster than WebAssembly for any model',
+        'b': 'Never: WebGPU only works in Node.js',
+        'c': "For bigger models where the GPU's work outweighs the cost of moving data to it; 'wasm' stays as the fallback",
+    }, answer='c', why=(
+        'Uploading inputs and downloading outputs has a fixed cost that a tiny CNN never earns back; keep '
+        "'wasm' after 'webgpu' so browsers without WebGPU still run. Not always faster (a), and WebGPU is a "
+        'browser API (b).')),
+])

@@ -1,13 +1,13 @@
-"""Lesson 09 exercises, judge side (references, test inputs, quiz keys): export a transformer with dynamic
+"""Lesson 09 exercise specs (what the learner sees, references, test inputs, quiz answers): export a transformer with dynamic
 shapes, greedy generation with the key/value cache, perplexity.
 
 Conventions (the notebook's prompts state the same, the judges below enforce them):
 
-* ``export_dynamic(model)`` gets a small TinyGPT with random weights (``labkit.exercises.l09.random_gpt``)
+* ``export_dynamic(model)`` gets a small TinyGPT with random weights (``labkit.material.l09.random_gpt``)
   whose ``forward(ids)`` returns logits, and returns its ONNX export (a ModelProto, bytes or a path) with one
   int64 input (batch, sequence) and the logits as first output. The judge runs it with ONNX Runtime at batch
   sizes and lengths the learner never saw and compares with a numpy forward pass of the same weights.
-* ``generate(session, prompt_ids, n_new)`` gets the course decoder (``labkit.exercises.l09.cache_decoder``) and
+* ``generate(session, prompt_ids, n_new)`` gets the course decoder (``labkit.material.l09.cache_decoder``) and
   returns the ``n_new`` greedily chosen next tokens as ints. The session refuses a second run with an empty past,
   so an answer that does not use the cache raises. Expected tokens come from a numpy forward pass of the shipped
   weights; where the two best logits are closer than ``TIE`` the rest of the sequence is not compared (float sums
@@ -16,13 +16,11 @@ Conventions (the notebook's prompts state the same, the judges below enforce the
 """
 from __future__ import annotations
 
-import labkit.exercises.l09  # noqa: F401 (declares the exercises judged here)
-
 import functools
 
 import numpy as np
 
-from labkit.checks import TestResult, error_line, judge, load_onnx, ort_session, quiz_key
+from labkit.checks import Question, TestResult, error_line, exercise, load_onnx, ort_session, quiz
 from labkit.plain import Make, Raised
 from labkit.transformer import CONTEXT, course_weights, encode, heldout_text, random_state
 
@@ -86,7 +84,7 @@ def _export_seed(seed: int) -> int:
 
 
 def _export_cases(seed: int) -> list[tuple]:
-    return [(Make("labkit.exercises.l09:random_gpt", (_export_seed(seed),)),)]
+    return [(Make("labkit.material.l09:random_gpt", (_export_seed(seed),)),)]
 
 
 def _export_shapes(seed: int, context: int) -> list[tuple[int, int]]:
@@ -99,7 +97,12 @@ def _dims(value_info) -> list:
     return [d.dim_param or (d.dim_value if d.HasField("dim_value") else "?") for d in value_info.type.tensor_type.shape.dim]
 
 
-@judge("09.export_dynamic", cases=_export_cases, tests=EXPORT_TESTS, skill=EXPORT_RUNS)
+@exercise('09.export_dynamic', title='Export a transformer with dynamic batch and sequence length', points=3, kind='function',
+          hint=[
+              "The exporter fixes every dimension to the size of the example you give it unless you tell it which dimensions may vary: here the batch and the sequence length (up to the model's context).",
+              'torch.onnx.export(..., dynamo=True, dynamic_shapes=...) with torch.export.Dim objects; the returned ONNXProgram has a model_proto.',
+          ],
+          cases=_export_cases, tests=EXPORT_TESTS, skill=EXPORT_RUNS)
 def _export_dynamic(outputs, seed):
     got = outputs[0] if isinstance(outputs, list) and outputs else None
     model, problem = load_onnx(got)
@@ -184,7 +187,7 @@ def _generate_specs(seed: int) -> list[tuple[np.ndarray, int]]:
 
 
 def _generate_cases(seed: int) -> list[tuple]:
-    return [(Make("labkit.exercises.l09:cache_decoder", ()), prompt, n_new) for prompt, n_new in _generate_specs(seed)]
+    return [(Make("labkit.material.l09:cache_decoder", ()), prompt, n_new) for prompt, n_new in _generate_specs(seed)]
 
 
 @functools.lru_cache(maxsize=64)
@@ -215,7 +218,12 @@ def _as_ids(got) -> list[int] | None:
     return None
 
 
-@judge("09.generate", cases=_generate_cases, tests=GENERATE_TESTS, skill=GENERATE_RUNS)
+@exercise('09.generate', title='Greedy generation with the key/value cache', points=4, kind='function',
+          hint=[
+              'Run the prompt once with an empty past; every later run feeds only the newest token together with the keys and values the previous run returned. Greedy picks the most likely next token.',
+              "The session's inputs and outputs are named (session.get_inputs()); an empty past has a length-0 past dimension (np.zeros with that shape); np.argmax over the last position's logits.",
+          ],
+          cases=_generate_cases, tests=GENERATE_TESTS, skill=GENERATE_RUNS)
 def _generate(outputs, seed):
     from labkit.transformer import decode
 
@@ -287,7 +295,12 @@ def perplexity_ref(logits: np.ndarray, targets: np.ndarray) -> float:
     return float(np.exp(-logp[np.arange(len(targets)), np.asarray(targets)].mean()))
 
 
-@judge("09.perplexity", cases=_ppl_cases, tests=PPL_TESTS, skill=PPL_TESTS)
+@exercise('09.perplexity', title='Perplexity from logits', points=2, kind='function',
+          hint=[
+              'Perplexity is the exponential of the mean negative log-likelihood of the right next tokens; exponentials of large logits overflow float32 unless each row is shifted first.',
+              "A log-softmax with the log-sum-exp trick (subtract each row's maximum), then index the target column of every row with NumPy's integer-array indexing.",
+          ],
+          cases=_ppl_cases, tests=PPL_TESTS, skill=PPL_TESTS)
 def _perplexity(outputs, seed):
     outputs = outputs if isinstance(outputs, list) and len(outputs) == len(PPL_TESTS) else [None] * len(PPL_TESTS)
     for name, got, (logits, targets) in zip(PPL_TESTS, outputs, _ppl_cases(seed)):
@@ -313,22 +326,52 @@ def _perplexity(outputs, seed):
 
 # ---------------------------------------------------------------- 09.quiz
 
-quiz_key("09.quiz", {
-    "q1": ("b", "The dynamo exporter specializes every dimension to the example's size unless dynamic_shapes says "
-                "otherwise, without a warning; ONNX Runtime then rejects a 20-token input. ONNX shapes are only "
-                "dynamic where the graph says so (a), and nothing crops inputs (c)."),
-    "q2": ("a", "Without a cache each new token reruns the whole prefix: token n costs about n positions of work "
-                "(and attention n² of it), so a sequence costs about n² in all. Attention looks at every earlier "
-                "key (b), and ONNX Runtime keeps nothing between runs (c): the cache is explicit inputs and outputs."),
-    "q3": ("c", "present = concat(past, new) along the sequence axis: length p + s. Only the new keys (a) would lose "
-                "the past; keeping the past's length (b) would drop the new token."),
-    "q4": ("a", "MatMulNBits keeps 4-bit weights with a scale per block and dequantizes them inside the kernel: the "
-                "weights shrink several times and less memory is read per token. Activations stay float (b), and the "
-                "weights stay packed in memory (c)."),
-    "q5": ("b", "float16 weights halve the file, but most CPU kernels compute in float32, so the converter inserts "
-                "Casts and the model is rarely faster (often slower). Half precision is not 4x smaller (c), and "
-                "halving arithmetic needs float16 units the CPU kernels use (a)."),
-    "q6": ("c", "Rewriters such as onnxscript's ORT fusions match the node pattern that scaled_dot_product_attention "
-                "exports; hand-written attention is the same math in another arrangement. The CPU provider has "
-                "fused attention (a), and fusion does not depend on quantization (b)."),
-})
+quiz('09.quiz', title='Transformers in ONNX', points=5, questions=[
+    Question('q1', 'You exported a language model with dynamo=True and no dynamic_shapes, using a 16-token example. What happens when ONNX Runtime gets a 20-token prompt?', {
+        'a': 'It runs: ONNX shapes are always dynamic',
+        'b': 'It fails: the input was fixed to 16 tokens when the model was exported',
+        'c': 'It silently crops the prompt to 16 tokens',
+    }, answer='b', why=(
+        "The dynamo exporter specializes every dimension to the example's size unless dynamic_shapes says "
+        'otherwise, without a warning; ONNX Runtime then rejects a 20-token input. ONNX shapes are only '
+        'dynamic where the graph says so (a), and nothing crops inputs (c).')),
+    Question('q2', 'Without a key/value cache, what does generating token n cost, for a sequence of n tokens?', {
+        'a': 'The whole forward pass over all n tokens again: work growing with n per token (n² in all)',
+        'b': 'The same as with a cache: attention only ever looks at the last token',
+        'c': "Nothing more: ONNX Runtime caches the previous run's results on its own",
+    }, answer='a', why=(
+        'Without a cache each new token reruns the whole prefix: token n costs about n positions of work (and'
+        ' attention n² of it), so a sequence costs about n² in all. Attention looks at every earlier key (b),'
+        ' and ONNX Runtime keeps nothing between runs (c): the cache is explicit inputs and outputs.')),
+    Question('q3', 'In the decoder graph, what are the shapes of present_keys after a run with a past of length p and s new tokens?', {
+        'a': '(n_layer, batch, n_head, s, head_dim): only the new tokens',
+        'b': '(n_layer, batch, n_head, p, head_dim): the same as the past',
+        'c': '(n_layer, batch, n_head, p + s, head_dim): the past with the new keys appended',
+    }, answer='c', why=(
+        'present = concat(past, new) along the sequence axis: length p + s. Only the new keys (a) would lose '
+        "the past; keeping the past's length (b) would drop the new token.")),
+    Question('q4', 'Weight-only int4 (MatMulNBits) on a CPU: what does it mainly save?', {
+        'a': 'The size of the weights (several times smaller than float32, scales included) and the memory traffic of reading them',
+        'b': 'All the arithmetic: activations become int4 too',
+        'c': 'Nothing: int4 is only a storage format that is unpacked to float32 at load time',
+    }, answer='a', why=(
+        'MatMulNBits keeps 4-bit weights with a scale per block and dequantizes them inside the kernel: the '
+        'weights shrink several times and less memory is read per token. Activations stay float (b), and the '
+        'weights stay packed in memory (c).')),
+    Question('q5', 'You convert the weights to float16 and run on an x86 laptop CPU. What do you expect?', {
+        'a': 'Twice the speed: float16 halves the arithmetic',
+        'b': 'A file about half the size; the speed usually does not improve, since most CPU kernels compute in float32 and Cast nodes convert back and forth',
+        'c': 'A model four times smaller, like int8',
+    }, answer='b', why=(
+        'float16 weights halve the file, but most CPU kernels compute in float32, so the converter inserts '
+        'Casts and the model is rarely faster (often slower). Half precision is not 4x smaller (c), and '
+        'halving arithmetic needs float16 units the CPU kernels use (a).')),
+    Question('q6', "onnxscript's ORT fusions found no attention to fuse in a graph exported from hand-written attention (MatMul, Mul, Where, Softmax, MatMul). Why?", {
+        'a': 'ONNX Runtime cannot fuse attention on a CPU',
+        'b': 'Attention only fuses after int4 quantization',
+        'c': 'Fusion rewriters match specific node patterns; writing attention with scaled_dot_product_attention exports the pattern they know',
+    }, answer='c', why=(
+        "Rewriters such as onnxscript's ORT fusions match the node pattern that scaled_dot_product_attention "
+        'exports; hand-written attention is the same math in another arrangement. The CPU provider has fused '
+        'attention (a), and fusion does not depend on quantization (b).')),
+])

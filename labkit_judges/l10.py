@@ -1,13 +1,11 @@
-"""Lesson 10 exercises, judge side (references, test inputs, quiz keys): scikit-learn to ONNX with
+"""Lesson 10 exercise specs (what the learner sees, references, test inputs, quiz answers): scikit-learn to ONNX with
 array probabilities, a custom converter, provider placement, IO binding, quiz."""
 from __future__ import annotations
 
-import labkit.exercises.l10  # noqa: F401 (declares the exercises judged here)
-
 import numpy as np
 
-from labkit.checks import TestResult, judge, load_onnx, ort_session, quiz_key
-from labkit.exercises.l10 import fitted_model
+from labkit.checks import Question, TestResult, exercise, load_onnx, ort_session, quiz
+from labkit.material.l10 import fitted_model
 from labkit.plain import Make, Raised, describe
 
 CPU = "CPUExecutionProvider"
@@ -38,7 +36,7 @@ def _model_data(seed: int, salt: int, plan: tuple) -> list[tuple]:
 
 
 def _model_cases(data: list[tuple]) -> list[tuple]:
-    return [(Make("labkit.exercises.l10:fitted_model", (kind, x, y)), x.shape[1]) for kind, x, y, _ in data]
+    return [(Make("labkit.material.l10:fitted_model", (kind, x, y)), x.shape[1]) for kind, x, y, _ in data]
 
 
 _EXPECTED: dict[str, np.ndarray] = {}
@@ -125,7 +123,12 @@ def _to_onnx_cases(seed: int) -> list[tuple]:
     return _model_cases(_to_onnx_data(seed))
 
 
-@judge("10.to_onnx", cases=_to_onnx_cases, tests=TO_ONNX_TESTS, skill=TO_ONNX_TESTS)
+@exercise('10.to_onnx', title='A scikit-learn model to ONNX, probabilities as an array', points=3, kind='function',
+          hint=[
+              "A converter needs the type and shape of the input (float32, with a batch dimension left open), and a classifier's default output is a list of dicts, not an array: ask the converter for plain probabilities.",
+              'skl2onnx.to_onnx(model, X_sample) reads the input type from a sample; its `options=` argument, keyed by id() of the classifier step, turns ZipMap off.',
+          ],
+          cases=_to_onnx_cases, tests=TO_ONNX_TESTS, skill=TO_ONNX_TESTS)
 def _to_onnx(outputs, seed):
     yield from _judge_models(TO_ONNX_TESTS, _to_onnx_data(seed), outputs)
 
@@ -144,7 +147,12 @@ def _custom_cases(seed: int) -> list[tuple]:
     return _model_cases(_custom_data(seed))
 
 
-@judge("10.custom_converter", cases=_custom_cases, tests=CUSTOM_TESTS, skill=CUSTOM_TESTS)
+@exercise('10.custom_converter', title='A converter for a transformer skl2onnx does not know', points=3, kind='function',
+          hint=[
+              "skl2onnx knows a class only once it is registered with two functions: one that says the output's type and shape, one that writes the ONNX nodes. Per-feature bounds are a vector, which ONNX's Clip does not take.",
+              "skl2onnx's update_registered_converter; read the fitted attributes from operator.raw_operator; elementwise Max and Min broadcast a vector over rows.",
+          ],
+          cases=_custom_cases, tests=CUSTOM_TESTS, skill=CUSTOM_TESTS)
 def _custom(outputs, seed):
     yield from _judge_models(CUSTOM_TESTS, _custom_data(seed), outputs)
 
@@ -226,7 +234,12 @@ def _placement_cases(seed: int) -> list[tuple]:
 PLACEMENT_TESTS = tuple(c[0] for c in _FIXED_PLACEMENT) + tuple(f"random machine {i + 1}" for i in range(3))
 
 
-@judge("10.placement", cases=_placement_cases, tests=PLACEMENT_TESTS, skill=PLACEMENT_TESTS)
+@exercise('10.placement', title='Predict which provider runs each node', points=2, kind='function',
+          hint=[
+              'ONNX Runtime offers the graph to the providers in the order you list them: each one claims the nodes it supports that no earlier one claimed; what is left falls back to the CPU provider, unless fallback is switched off.',
+              'A provider this build does not have is skipped; with session.disable_cpu_ep_fallback set, a node left for the CPU makes session creation fail (answer None).',
+          ],
+          cases=_placement_cases, tests=PLACEMENT_TESTS, skill=PLACEMENT_TESTS)
 def _placement(outputs, seed):
     for (name, ops, providers, supports, fallback), got in zip(_placement_data(seed), outputs):
         want = placement_reference(ops, providers, supports, fallback)
@@ -294,10 +307,15 @@ def _bind_data(seed: int) -> list[tuple[bytes, list[np.ndarray]]]:
 
 
 def _bind_cases(seed: int) -> list[tuple]:
-    return [(Make("labkit.exercises.l10:bound_session", (model,)), batches) for model, batches in _bind_data(seed)]
+    return [(Make("labkit.material.l10:bound_session", (model,)), batches) for model, batches in _bind_data(seed)]
 
 
-@judge("10.io_binding", cases=_bind_cases, tests=BIND_TESTS, skill=BIND_TESTS)
+@exercise('10.io_binding', title='A loop that allocates nothing new', points=3, kind='function',
+          hint=[
+              "Allocate once, outside the loop: bind the output to a buffer you created, and inside the loop only change the input and run. An OrtValue's numpy() is a view of the bound buffer, which the next run overwrites.",
+              'session.io_binding(), OrtValue.ortvalue_from_shape_and_type, bind_ortvalue_output, bind_cpu_input, run_with_iobinding.',
+          ],
+          cases=_bind_cases, tests=BIND_TESTS, skill=BIND_TESTS)
 def _io_binding(outputs, seed):
     for name, (model, batches), got in zip(BIND_TESTS, _bind_data(seed), outputs):
         sess = ort_session(model)
@@ -334,22 +352,52 @@ def _io_binding(outputs, seed):
 
 # ---------------------------------------------------------------- 10.quiz
 
-quiz_key("10.quiz", {
-    "q1": ("b", "ZipMap turns the (N, classes) tensor into one {class: probability} dict per row, which is what "
-                "the output type seq(map(int64, tensor(float))) says. ORT returns float arrays for classifiers "
-                "gladly once ZipMap is off (a), and float64 has nothing to do with it (c)."),
-    "q2": ("a", "Trees compare a value with a threshold, so one float32 rounding can change a branch. ONNX Runtime "
-                "runs every tree (b), and a fixed batch size fails loudly instead of changing a vote (c)."),
-    "q3": ("c", "The partitioner offers the nodes to each provider in list order; each takes what it supports and "
-                "the rest goes on down the list, ending at the CPU. No provider runs a whole graph it cannot "
-                "support (a), and the CPU provider gets only what is left when it is last (b)."),
-    "q4": ("a", "With fallback disabled, ORT refuses to create the session rather than silently running a node on "
-                "the CPU (b); it never skips nodes (c)."),
-    "q5": ("c", "On the CPU, inputs and outputs already live in host memory, so binding saves an allocation and a "
-                "copy at most; with a GPU provider each run() copies inputs to the device and outputs back, which "
-                "binding device buffers avoids. The API change alone is not the point (a), and the node count does "
-                "not decide it (b)."),
-    "q6": ("b", "skl2onnx converts what it has a converter for; a class of your own needs a shape calculator and a "
-                "converter, registered with update_registered_converter. The opset (a) and ZipMap (c) do not add "
-                "converters."),
-})
+quiz('10.quiz', title='Beyond PyTorch', points=5, questions=[
+    Question('q1', "skl2onnx's default classifier output 'output_probability' arrives in Python as a list of dicts. Why?", {
+        'a': 'ONNX Runtime cannot return float arrays for classifiers',
+        'b': "The converter ends the graph with a ZipMap node, whose output type is seq(map(int64, tensor(float))); options={id(clf): {'zipmap': False}} gives a plain (N, classes) tensor",
+        'c': 'The probabilities were computed in float64',
+    }, answer='b', why=(
+        'ZipMap turns the (N, classes) tensor into one {class: probability} dict per row, which is what the '
+        'output type seq(map(int64, tensor(float))) says. ORT returns float arrays for classifiers gladly '
+        'once ZipMap is off (a), and float64 has nothing to do with it (c).')),
+    Question('q2', 'A StandardScaler + RandomForest pipeline converted with float32 input gives other probabilities than scikit-learn on a few test digits: some trees voted for another class. What is the likeliest cause?', {
+        'a': 'scikit-learn scales in float64, the ONNX graph in float32; a scaled value within rounding of a split threshold takes the other branch',
+        'b': 'ONNX Runtime drops some trees of the forest to save time',
+        'c': 'The ONNX model was exported with a fixed batch size',
+    }, answer='a', why=(
+        'Trees compare a value with a threshold, so one float32 rounding can change a branch. ONNX Runtime '
+        'runs every tree (b), and a fixed batch size fails loudly instead of changing a vote (c).')),
+    Question('q3', "You create a session with providers=['XnnpackExecutionProvider', 'CPUExecutionProvider']. Which nodes run on XNNPACK?", {
+        'a': 'All of them: the first provider in the list runs the whole graph',
+        'b': 'None: the CPU provider is always preferred',
+        'c': 'Those XNNPACK says it supports, offered to it first; every other node falls back to the next provider, here the CPU',
+    }, answer='c', why=(
+        'The partitioner offers the nodes to each provider in list order; each takes what it supports and the'
+        ' rest goes on down the list, ending at the CPU. No provider runs a whole graph it cannot support '
+        '(a), and the CPU provider gets only what is left when it is last (b).')),
+    Question('q4', "You set the session config entry session.disable_cpu_ep_fallback = '1' and ask only for an accelerator provider that does not support one node of the model. What happens?", {
+        'a': 'Session creation fails with an error saying nodes are assigned to the CPU EP but fallback is disabled',
+        'b': 'The node runs on the CPU anyway, with a warning',
+        'c': 'The node is skipped and its output filled with zeros',
+    }, answer='a', why=(
+        'With fallback disabled, ORT refuses to create the session rather than silently running a node on the'
+        ' CPU (b); it never skips nodes (c).')),
+    Question('q5', 'On a CPU-only machine, IO binding with a pre-allocated output saves little per call. When does it matter most?', {
+        'a': 'Never: it only changes the API',
+        'b': 'When the model has many nodes',
+        'c': 'When the provider keeps data on a GPU: binding device buffers avoids copying inputs and outputs between host and device on every call',
+    }, answer='c', why=(
+        'On the CPU, inputs and outputs already live in host memory, so binding saves an allocation and a '
+        'copy at most; with a GPU provider each run() copies inputs to the device and outputs back, which '
+        'binding device buffers avoids. The API change alone is not the point (a), and the node count does '
+        'not decide it (b).')),
+    Question('q6', "A pipeline holds a transformer you wrote yourself, and skl2onnx.to_onnx raises 'Unable to find a shape calculator for type ...'. What is the fix?", {
+        'a': 'Convert it with a higher target_opset',
+        'b': "Register a shape calculator and a converter for the class with update_registered_converter, writing the transformer's maths as ONNX nodes",
+        'c': 'Use zipmap=False',
+    }, answer='b', why=(
+        'skl2onnx converts what it has a converter for; a class of your own needs a shape calculator and a '
+        'converter, registered with update_registered_converter. The opset (a) and ZipMap (c) do not add '
+        'converters.')),
+])

@@ -8,8 +8,8 @@ import pytest
 
 import labkit
 from labkit import plain
-from labkit.checks import (JUDGES, REGISTRY, RESULT_MIME, Exercise, Result, TestResult, declare, evaluate,
-                           expect_close, expect_equal, get, judge, judge_saved, panel_html)
+from labkit.checks import (JUDGES, REGISTRY, RESULT_MIME, Question, Result, TestResult, declare, evaluate,
+                           exercise, expect_close, expect_equal, get, judge_saved, judge_spec, panel_html, quiz)
 from labkit.plain import NotPlain, OnnxBlob, Raised
 
 
@@ -87,11 +87,10 @@ def toy():
         rng = np.random.default_rng(seed)
         return [(rng.normal(size=3),), (np.arange(4.0),)]
 
-    declare("99.double", title="Double it", points=2, kind="function", hint="x * 2")
-
     names = tuple(f"case {i}" for i in range(len(cases(0))))
 
-    @judge("99.double", cases=cases, tests=names, skill=names)
+    @exercise("99.double", title="Double it", points=2, kind="function", hint=["x * 2"], cases=cases, tests=names,
+              skill=names)
     def verdict(outputs, seed):
         for name, (x,), got in zip(names, cases(seed), outputs):
             yield expect_close(name, got, 2 * x)
@@ -136,9 +135,7 @@ def test_check_never_raises_and_unknown_ids(toy):
 
 
 def test_judge_bug_is_reported_not_raised():
-    declare("99.buggy", title="b", points=1, kind="value")
-
-    @judge("99.buggy", tests=("t",), skill=("t",))
+    @exercise("99.buggy", title="b", points=1, kind="value", hint=[], tests=("t",), skill=("t",))
     def verdict(answer, seed):
         raise RuntimeError("judge bug")
         yield  # pragma: no cover
@@ -153,7 +150,7 @@ def test_judge_bug_is_reported_not_raised():
 
 def test_grading_mode_records_plain_data_only(toy, tmp_path, monkeypatch):
     """In a graded kernel the inputs come from the grader's folder (no seed, no judge import)."""
-    plain.save_inputs(toy.cases(7), tmp_path / "inputs" / "99.double")
+    plain.save_inputs(judge_spec(toy.id).cases(7), tmp_path / "inputs" / "99.double")
     monkeypatch.setenv("LABKIT_COLLECT_DIR", str(tmp_path / "answers"))
     monkeypatch.setenv("LABKIT_INPUTS_DIR", str(tmp_path / "inputs"))
     monkeypatch.setattr("labkit.checks.judging.judge_spec", lambda id: pytest.fail("a graded kernel imported a judge"))
@@ -214,11 +211,38 @@ def test_result_display_bundle_carries_verdict(toy):
 
 
 def test_exercise_registration_validates():
-    with pytest.raises(ValueError):
-        declare("bad id", title="x", points=1, kind="value")
-    declare("99.x", title="x", points=1, kind="function")
+    spec = dict(title="x", points=1, hint=[], tests=("t",), skill=("t",))
+    with pytest.raises(ValueError, match="must look like"):
+        exercise("bad id", kind="value", **spec)
+    with pytest.raises(ValueError, match="cases="):
+        exercise("99.x", kind="function", **spec)  # a function exercise needs its inputs
+    with pytest.raises(ValueError, match="cases="):
+        exercise("99.x", kind="value", cases=lambda seed: [], **spec)
+    with pytest.raises(ValueError, match="quiz"):
+        exercise("99.x", kind="quiz", **spec)
+    with pytest.raises(ValueError, match="not one of its options"):
+        quiz("99.x", title="q", points=1, questions=[Question("q1", "?", {"a": "x", "b": "y"}, answer="c")])
+    with pytest.raises(ValueError, match="distinct keys"):
+        quiz("99.x", title="q", points=1, questions=[Question("q1", "?", {"a": "x"}, answer="a")] * 2)
+    assert "99.x" not in REGISTRY and "99.x" not in JUDGES
+
+
+def test_the_learner_side_and_the_spec_must_agree():
+    """The generated module and the spec both register an exercise: a stale generated module (another
+    title, other points...) is refused with a message that says to run `labkit assign`; the learner side
+    never holds a quiz's answers."""
+    spec = dict(title="Double it", points=2, kind="value", hint=["x * 2"])
+    declare("99.same", **spec)
     try:
-        with pytest.raises(ValueError):
-            judge("99.x", tests=("t",), skill=("t",))(lambda a, s: [])  # a function exercise needs its inputs
+        exercise("99.same", **spec, tests=("t",), skill=("t",))(lambda a, s: [])
+        declare("99.same", **spec)  # the same again: fine
+        with pytest.raises(ValueError, match=r"99.same: .*\(points\).*run `labkit assign`"):
+            declare("99.same", **{**spec, "points": 3})
+        with pytest.raises(ValueError, match=r"labkit_judges/l99.py disagrees .*\(title\)"):
+            exercise("99.same", **{**spec, "title": "Triple it"}, tests=("t",), skill=("t",))
     finally:
-        REGISTRY.pop("99.x")
+        REGISTRY.pop("99.same", None)
+        JUDGES.pop("99.same", None)
+    with pytest.raises(ValueError, match="never holds a quiz's answers"):
+        declare("99.q", title="q", points=1, kind="quiz", questions=[Question("q1", "?", {"a": "x"}, answer="a")])
+    assert "99.q" not in REGISTRY

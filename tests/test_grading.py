@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from labkit import grading, sandbox
-from labkit.checks import quiz_answers
+from labkit.checks import get, lesson_exercises, quiz_answers
 
 pytestmark = pytest.mark.grading
 
@@ -30,8 +30,12 @@ LESSON = ROOT / "lessons" / "00_setup_check.ipynb"
 LABKIT = [sys.executable, "-m", "labkit.cli"]
 TIMEOUT = 15          # per cell; lesson 00's doctor cell needs a few seconds on a busy machine
 NOTEBOOK_TIMEOUT = 150  # per notebook: far more than an honest lesson 00 needs, far less than the test's patience
-RIGHT_QUIZ = json.dumps(quiz_answers("00.quiz"))
-WRONG_QUIZ = json.dumps({k: "a" if v != "a" else "b" for k, v in quiz_answers("00.quiz").items()})
+#: lesson 00's exercises as its specs give them (labkit_judges/l00.py): the attacks replace its ReLU and its quiz
+EXERCISES = [e.id for e in lesson_exercises("00")]
+RELU = next(e.id for e in lesson_exercises("00") if e.kind == "function")
+QUIZ = next(e.id for e in lesson_exercises("00") if e.kind == "quiz")
+RIGHT_QUIZ = json.dumps(quiz_answers(QUIZ))
+WRONG_QUIZ = json.dumps({k: "a" if v != "a" else "b" for k, v in quiz_answers(QUIZ).items()})
 BAD_RELU = "def relu(x):\n    return np.zeros(3)  # wrong on every test\n"
 
 if not (SOLUTION.is_file() and LESSON.is_file()):
@@ -50,12 +54,12 @@ def submission(relu: str | None = None, quiz: str | None = None, edit_checks: st
     """The blank lesson with the relu/quiz answer cells (and optionally the check cells) replaced."""
     nb = copy.deepcopy(_nb(LESSON))
     if relu is not None:
-        _cell(nb, "answer:00.relu")["source"] = relu
+        _cell(nb, f"answer:{RELU}")["source"] = relu
     if quiz is not None:
-        _cell(nb, "answer:00.quiz")["source"] = quiz
+        _cell(nb, f"answer:{QUIZ}")["source"] = quiz
     if edit_checks is not None:
-        for tag in ("check:00.relu", "check:00.quiz"):
-            _cell(nb, tag)["source"] = edit_checks
+        for id in EXERCISES:
+            _cell(nb, f"check:{id}")["source"] = edit_checks
     return nb
 
 
@@ -128,10 +132,9 @@ HOSTILE = {
     "fork_bomb": submission(relu="import os\nwhile True:\n    os.fork()\n", quiz="quiz_00 = " + RIGHT_QUIZ),
 }
 ATTACKED = {  # which exercises each attack targets (the others may be answered honestly)
-    "edited_check": ["00.relu", "00.quiz"], "redefine_check": ["00.relu", "00.quiz"],
-    "monkeypatch_numpy": ["00.relu", "00.quiz"], "always_equal": ["00.relu", "00.quiz"],
-    "fake_results": ["00.relu", "00.quiz"], "os_exit": ["00.relu"], "infinite_loop": ["00.relu"],
-    "stubborn_loop": ["00.relu"], "huge_allocation": ["00.relu"], "fork_bomb": ["00.relu"],
+    "edited_check": EXERCISES, "redefine_check": EXERCISES, "monkeypatch_numpy": EXERCISES,
+    "always_equal": EXERCISES, "fake_results": EXERCISES, "os_exit": [RELU], "infinite_loop": [RELU],
+    "stubborn_loop": [RELU], "huge_allocation": [RELU], "fork_bomb": [RELU],
 }
 PRIVATE_TESTS = '''
 import numpy as np
@@ -178,7 +181,7 @@ def _malformed(folder: Path) -> None:
         "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
     _write(folder, "other_lesson", other_nb)
     nb = submission(quiz="quiz_00 = " + RIGHT_QUIZ)
-    nb["cells"] = [c for c in nb["cells"] if "answer:00.relu" not in c.get("metadata", {}).get("tags", [])]
+    nb["cells"] = [c for c in nb["cells"] if f"answer:{RELU}" not in c.get("metadata", {}).get("tags", [])]
     _write(folder, "no_relu_cell", nb)
     # the solution's answers, plus an added cell and an edited instructor cell (reported, not run)
     nb = _nb(SOLUTION)
@@ -232,33 +235,33 @@ def test_outputs_and_columns(batch):
         header = next(csv.reader(f))
     assert header == ["student", "lesson", "exercise", "points", "max_points", "status", "message"]
     assert (out / "histogram.png").stat().st_size > 1000
-    for student in ["solution", "blank", *(h for h in HOSTILE if (h, "00.relu") in batch["grades"])]:
+    for student in ["solution", "blank", *(h for h in HOSTILE if (h, RELU) in batch["grades"])]:
         rec = json.loads((out / "students" / student / "results.json").read_text())
         assert rec["student"] == student and rec["lesson"] == "00"
         assert rec["protection"] == "sandbox"
         html = (out / "students" / student / "feedback.html").read_text()
-        assert "00.relu" in html and "00.quiz" in html
+        assert all(id in html for id in EXERCISES)
     # each worker keeps one warm verdict process: only its first submission pays the imports
     graded = [json.loads(p.read_text()) for p in (out / "students").glob("*/results.json")]
     slow = [r["student"] for r in graded if (r.get("judge_seconds") or 0) >= 1.0]
     assert len(slow) <= 4, slow
     statuses = {r["status"] for r in batch["grades"].values()}
     assert statuses <= {"passed", "failed", "not_attempted", "error", "timeout", "missing"}
-    assert "00.relu" in batch["proc"].stdout and "bubblewrap" in batch["proc"].stdout  # the summary table
+    assert RELU in batch["proc"].stdout and "bubblewrap" in batch["proc"].stdout  # the summary table
 
 
 def test_solution_full_marks_blank_zero(batch):
     g = batch["grades"]
-    for ex in ("00.relu", "00.quiz"):
+    for ex in EXERCISES:
         assert g[("solution", ex)]["status"] == "passed"
-        assert _points(g, "solution", ex) == float(g[("solution", ex)]["max_points"]) > 0
+        assert _points(g, "solution", ex) == float(g[("solution", ex)]["max_points"]) == get(ex).points > 0
         assert g[("blank", ex)]["status"] == "not_attempted" and _points(g, "blank", ex) == 0
 
 
 @pytest.mark.parametrize("attack", list(HOSTILE))
 def test_hostile_no_higher_than_blank(batch, attack):
     g = batch["grades"]
-    if (attack, "00.relu") not in g:
+    if (attack, RELU) not in g:
         pytest.skip(f"{attack} was not run here")
     for ex in ATTACKED[attack]:
         assert _points(g, attack, ex) <= _points(g, "blank", ex), (attack, ex, g[(attack, ex)])
@@ -268,23 +271,23 @@ def test_hostile_no_higher_than_blank(batch, attack):
 @pytest.mark.parametrize("attack", ["os_exit", "infinite_loop", "stubborn_loop", "huge_allocation", "fork_bomb"])
 def test_rest_still_graded(batch, attack):
     """A crash, hang, memory blow-up or fork bomb in one answer costs only that exercise."""
-    if (attack, "00.quiz") not in batch["grades"]:
+    if (attack, QUIZ) not in batch["grades"]:
         pytest.skip(f"{attack} was not run here")
-    assert batch["grades"][(attack, "00.quiz")]["status"] == "passed", batch["grades"][(attack, "00.quiz")]
+    assert batch["grades"][(attack, QUIZ)]["status"] == "passed", batch["grades"][(attack, QUIZ)]
 
 
 def test_statuses_and_messages(batch):
     g = batch["grades"]
-    assert g[("infinite_loop", "00.relu")]["status"] == "timeout"
-    assert "limit" in g[("infinite_loop", "00.relu")]["message"]
-    assert g[("stubborn_loop", "00.relu")]["status"] == "timeout"
-    assert g[("os_exit", "00.relu")]["status"] == "error" and "kernel died" in g[("os_exit", "00.relu")]["message"]
-    assert g[("edited_check", "00.relu")]["status"] == "not_attempted"
-    assert "check cell above this exercise was edited" in g[("edited_check", "00.relu")]["message"]
-    assert g[("always_equal", "00.relu")]["status"] == "failed"
-    assert "not a number" in g[("always_equal", "00.relu")]["message"]
-    assert g[("monkeypatch_numpy", "00.relu")]["status"] == "failed"
-    assert "expected shape" in g[("monkeypatch_numpy", "00.relu")]["message"]
+    assert g[("infinite_loop", RELU)]["status"] == "timeout"
+    assert "limit" in g[("infinite_loop", RELU)]["message"]
+    assert g[("stubborn_loop", RELU)]["status"] == "timeout"
+    assert g[("os_exit", RELU)]["status"] == "error" and "kernel died" in g[("os_exit", RELU)]["message"]
+    assert g[("edited_check", RELU)]["status"] == "not_attempted"
+    assert "check cell above this exercise was edited" in g[("edited_check", RELU)]["message"]
+    assert g[("always_equal", RELU)]["status"] == "failed"
+    assert "not a number" in g[("always_equal", RELU)]["message"]
+    assert g[("monkeypatch_numpy", RELU)]["status"] == "failed"
+    assert "expected shape" in g[("monkeypatch_numpy", RELU)]["message"]
 
 
 def test_fake_result_files_change_nothing(batch):
@@ -312,14 +315,14 @@ def test_bounded_time(batch):
 
 def test_malformed_submissions(batch):
     g = batch["grades"]
-    assert g[("empty", "00.relu")]["status"] == "error" and "empty" in g[("empty", "00.relu")]["message"]
-    assert g[("corrupt", "00.relu")]["status"] == "error" and "corrupt" in g[("corrupt", "00.relu")]["message"]
-    assert g[("notes", "00.quiz")]["status"] == "error" and "not a Jupyter notebook" in g[("notes", "00.quiz")]["message"]
-    other = g[("other_lesson", "00.relu")]
+    assert g[("empty", RELU)]["status"] == "error" and "empty" in g[("empty", RELU)]["message"]
+    assert g[("corrupt", RELU)]["status"] == "error" and "corrupt" in g[("corrupt", RELU)]["message"]
+    assert g[("notes", QUIZ)]["status"] == "error" and "not a Jupyter notebook" in g[("notes", QUIZ)]["message"]
+    other = g[("other_lesson", RELU)]
     assert other["status"] == "missing" and "lesson" in other["message"]
-    assert g[("no_relu_cell", "00.relu")]["status"] == "missing"
-    assert "no answer cell" in g[("no_relu_cell", "00.relu")]["message"]
-    assert g[("no_relu_cell", "00.quiz")]["status"] == "passed"  # the rest of that notebook is graded
+    assert g[("no_relu_cell", RELU)]["status"] == "missing"
+    assert "no answer cell" in g[("no_relu_cell", RELU)]["message"]
+    assert g[("no_relu_cell", QUIZ)]["status"] == "passed"  # the rest of that notebook is graded
     for (student, _), row in g.items():
         assert float(row["points"]) <= float(row["max_points"])
 
@@ -327,10 +330,10 @@ def test_malformed_submissions(batch):
 def test_edited_and_added_cells_reported_not_run(batch):
     g = batch["grades"]
     # the learner is named by the file; the metadata's other name ("Edith Editor") never overrides it
-    assert ("edited_cells", "00.relu") in g and not any(k[0].startswith("edith") for k in g)
-    assert g[("edited_cells", "00.relu")]["status"] == "passed"
-    assert g[("edited_cells", "00.quiz")]["status"] == "passed"
-    msg = g[("edited_cells", "00.relu")]["message"]
+    assert ("edited_cells", RELU) in g and not any(k[0].startswith("edith") for k in g)
+    assert g[("edited_cells", RELU)]["status"] == "passed"
+    assert g[("edited_cells", QUIZ)]["status"] == "passed"
+    msg = g[("edited_cells", RELU)]["message"]
     assert "edited" in msg and "added" in msg
 
 
@@ -373,10 +376,10 @@ def test_no_sandbox_as_ordinary_user(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "NOT GUARANTEED" in proc.stderr
     g = read_grades(tmp_path / "out")
-    assert g[("solution", "00.relu")]["status"] == "passed"
+    assert g[("solution", RELU)]["status"] == "passed"
     for name in FALLBACK_SET:
-        assert _points(g, name, "00.relu") == 0, g[(name, "00.relu")]
-        assert g[(name, "00.quiz")]["status"] == "passed", g[(name, "00.quiz")]
+        assert _points(g, name, RELU) == 0, g[(name, RELU)]
+        assert g[(name, QUIZ)]["status"] == "passed", g[(name, QUIZ)]
         rec = json.loads((tmp_path / "out" / "students" / name / "results.json").read_text())
         assert rec["protection"] == "no-sandbox"
     time.sleep(0.5)
@@ -395,7 +398,7 @@ def test_private_extra_tests(tmp_path):
     proc = run_grade("00", [subs], tmp_path / "out", "--extra-tests", str(extra))
     assert proc.returncode == 0, proc.stderr[-3000:]
     g = read_grades(tmp_path / "out")
-    assert g[("solution", "00.relu")]["message"].startswith("all 5 tests passed")  # 4 + 1 private
+    assert g[("solution", RELU)]["message"].startswith("all 5 tests passed")  # 4 + 1 private
     rec = json.loads((tmp_path / "out" / "students" / "solution" / "results.json").read_text())
     assert "private: extreme values" in [t["name"] for t in rec["exercises"][0]["tests"]]
 
@@ -423,14 +426,14 @@ def test_rebuild_uses_only_answer_cells():
     assert "QUICK = True" in sources
     assert "wrong_relu" not in sources  # skip-grading cells are left out
     assert not missing
-    assert any("edited" in n for n in notes["00.relu"]) and any("added" in n for n in notes["00.quiz"])
+    assert any("edited" in n for n in notes[RELU]) and any("added" in n for n in notes[QUIZ])
     # found by cell id when the tag is gone
     nb2 = submission(relu="def relu(x):\n    return np.maximum(x, 0)\n")
-    _cell(nb2, "answer:00.relu")["metadata"]["tags"] = []
+    _cell(nb2, f"answer:{RELU}")["metadata"]["tags"] = []
     rebuilt = grading.build_run(lesson, nb2)
     assert "np.maximum(x, 0)" in "\n".join(c.source for c in rebuilt.cells)
     notes = rebuilt.notes
-    assert any("cell id" in n for n in notes["00.relu"])
+    assert any("cell id" in n for n in notes[RELU])
 
 
 def test_student_ids_unique_and_safe(tmp_path):
@@ -457,14 +460,14 @@ def test_csv_injection_is_neutralised(tmp_path):
 def test_recorded_answers_copied_without_links(tmp_path):
     """A submission may plant links in its answer folder; the verdict never follows them."""
     src = tmp_path / "answers"
-    (src / "00.relu").mkdir(parents=True)
+    (src / RELU).mkdir(parents=True)
     (src / "00.relu" / "answer.json").write_text('{"__onnx__": "m1.onnx"}')
     os.symlink("/etc/hostname", src / "00.relu" / "m1.onnx")
-    os.symlink(tmp_path, src / "00.quiz")
+    os.symlink(tmp_path, src / QUIZ)
     problems = grading.copy_answers(src, tmp_path / "copy")
     assert (tmp_path / "copy" / "00.relu" / "answer.json").is_file()
     assert not (tmp_path / "copy" / "00.relu" / "m1.onnx").exists()
-    assert not (tmp_path / "copy" / "00.quiz").exists()
+    assert not (tmp_path / "copy" / QUIZ).exists()
     assert any("not a regular file" in p for p in problems)
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from labkit import sandbox
-from labkit.checks import quiz_answers
+from labkit.checks import lesson_exercises, quiz_answers
 
 from grading_util import sleepers, with_answers
 
@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SOLUTION = ROOT / "solutions" / "01_onnx_concepts.ipynb"
 LESSON = ROOT / "lessons" / "01_onnx_concepts.ipynb"
 LABKIT = [sys.executable, "-m", "labkit.cli"]
-EXERCISES = ["01.sigmoid_model", "01.run_both", "01.versions", "01.quiz"]
+EXERCISES = [e.id for e in lesson_exercises("01")]  # from the specs (labkit_judges/l01.py)
 RIGHT_QUIZ = "quiz_01 = " + json.dumps(quiz_answers("01.quiz"))
 WRONG_QUIZ = "quiz_01 = " + json.dumps({k: "a" if v != "a" else "b" for k, v in quiz_answers("01.quiz").items()})
 DAEMON_MARK = str(900000 + os.getpid() % 99999)  # `sleep <mark>`: how the test recognises a daemon
@@ -140,7 +140,7 @@ ATTACKS = {
         "01.quiz": RIGHT_QUIZ,
     },
 }
-ATTACKED = {"reader": ["01.sigmoid_model", "01.run_both", "01.versions", "01.quiz"], "forger": ["01.sigmoid_model", "01.quiz"],
+ATTACKED = {"reader": EXERCISES, "forger": ["01.sigmoid_model", "01.quiz"],
             "killer": ["01.run_both", "01.versions"], "endless_judge": ["01.sigmoid_model"]}
 
 if not (SOLUTION.is_file() and LESSON.is_file()):

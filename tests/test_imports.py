@@ -2,8 +2,9 @@
 sandboxed grading processes import only what they run.
 
 Static checks read every module's `import` statements (ast): module-level ones run at import time,
-so a circle among them is a real circle. Imports inside a function run on first call and are
-reported (not failed) by `function_level_circles()` for whoever untangles `checks/` next.
+so a circle among them is a real circle. Imports inside a function run on first call: inside
+`labkit/checks` they may not close a circle either, and the learner-side check modules reach no judge
+code through any import at all. Elsewhere `function_level_circles()` reports them (not failed).
 """
 from __future__ import annotations
 
@@ -19,6 +20,9 @@ from conftest import ROOT
 PACKAGES = ("labkit", "labkit_judges")
 #: instructor-side packages: they may import judge code; everything else in labkit is learner-side
 JUDGE_SIDE = ("labkit_judges", "labkit.grading")
+CHECKS = "labkit.checks"
+#: the check modules a graded kernel runs: they never import judging or labkit_judges, not even lazily
+LEARNER_CHECKS = ("labkit.checks.registry", "labkit.checks.collect", "labkit.checks.display", "labkit.checks.result")
 TEMPLATES = ("android_template", "web_template")
 
 
@@ -150,6 +154,34 @@ def test_no_circle_in_grading_even_through_function_imports():
     assert "labkit.sandbox" not in _graph(module_level=True)["labkit.grading.forkserver"]
     circles = [c for c in _circles(lazy) if any(m.startswith("labkit.grading") for m in c)]
     assert not circles, f"import circles through labkit.grading: {circles}"
+
+
+def _reachable(graph: dict[str, set[str]], start: str) -> set[str]:
+    """Every module importing `start` may run, through any chain of imports."""
+    seen, todo = set(), [start]
+    while todo:
+        for nxt in graph[todo.pop()] - seen:
+            seen.add(nxt)
+            todo.append(nxt)
+    return seen
+
+
+def test_no_circle_inside_checks_not_even_through_functions():
+    """Every import statement of labkit/checks counts, top level or inside a function."""
+    graph = _graph(module_level=False)
+    inside = {m: {t for t in edges if t.startswith(CHECKS)} for m, edges in graph.items() if m.startswith(CHECKS)}
+    assert set(LEARNER_CHECKS) < set(inside), "the learner-side check modules are where they were"
+    assert not _circles(inside), f"import circles in labkit/checks: {_circles(inside)}"
+
+
+def test_learner_side_checks_reach_no_judge_code():
+    """registry, collect, display and result run in a graded kernel: no chain of imports (lazy ones too)
+    leads from them to the judge machinery or the judges."""
+    graph = _graph(module_level=False)
+    assert "labkit.checks.judging" in _reachable(graph, CHECKS), "the analysis follows chains of imports"
+    for mod in LEARNER_CHECKS:
+        bad = sorted(m for m in _reachable(graph, mod) if m == "labkit.checks.judging" or m.startswith("labkit_judges"))
+        assert not bad, f"{mod} reaches {bad}"
 
 
 def test_learner_side_never_imports_judge_code():

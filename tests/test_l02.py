@@ -57,7 +57,7 @@ def exposed_model():
 
 def test_count_reference_passes():
     r = ev("02.count_params", count_parameters)
-    assert r.status == "passed" and r.points == r.max_points == 3
+    assert r.status == "passed" and r.points == r.max_points > 0
 
 
 def test_count_resnet_value():
@@ -154,7 +154,7 @@ def test_bad_initializer_node_name_says_so():
 # ---------------------------------------------------------------- 02.repair_conversion
 
 def test_repair_conversion():
-    from labkit.exercises.l02 import model_to_repair
+    from labkit.material.l02 import model_to_repair
 
     fixed = model_to_repair()
     fixed.opset_import[0].version = 11

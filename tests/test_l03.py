@@ -10,7 +10,7 @@ from onnx import helper
 
 from corpus import l03 as corpus03
 from labkit import plain
-from labkit.checks import collect, evaluate, get, judge_saved
+from labkit.checks import collect_answer, evaluate, get, judge_saved, judge_spec
 from labkit_judges import l03
 
 
@@ -332,10 +332,10 @@ def test_answers_survive_the_grader_round_trip(tmp_path):
         ex = get(id)
         cases = None
         if ex.kind == "function":  # what a graded kernel gets: the inputs as files the grader wrote
-            plain.save_inputs(ex.cases(5), tmp_path / f"{id}-inputs")
+            plain.save_inputs(judge_spec(ex.id).cases(5), tmp_path / f"{id}-inputs")
             cases = plain.load_inputs(tmp_path / f"{id}-inputs")
-        plain.save(collect(ex, answer, 5, cases=cases), tmp_path / id)
+        plain.save(collect_answer(ex, answer, 5, cases=cases), tmp_path / id)
         assert judge_saved(ex, tmp_path / id, 5).status == "passed", id
     ex = get("03.dynamic_batch")
-    plain.save(collect(ex, corpus03.legacy("untrained"), 5), tmp_path / "bad")
+    plain.save(collect_answer(ex, corpus03.legacy("untrained"), 5), tmp_path / "bad")
     assert judge_saved(ex, tmp_path / "bad", 5).status == "failed"

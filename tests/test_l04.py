@@ -7,7 +7,7 @@ import onnxruntime as ort
 import pytest
 
 from labkit import plain
-from labkit.checks import collect, evaluate, get, judge_saved
+from labkit.checks import collect_answer, evaluate, get, judge_saved
 from labkit_judges import l04
 
 CPU = "CPUExecutionProvider"
@@ -37,7 +37,7 @@ def messages(r):
 def test_predict_reference_passes():
     for answer in (predict, predict_list):
         r = evaluate(get("04.predict"), answer)
-        assert r.status == "passed" and r.points == r.max_points == 3, messages(r)
+        assert r.status == "passed" and r.points == r.max_points > 0, messages(r)
 
 
 def test_predict_cases_are_real_sessions_that_survive_the_copy():
@@ -293,11 +293,11 @@ def test_nan_class_ids_fail():
                                         ("04.choose_providers", choose_providers), ("04.quiz", QUIZ)])
 def test_answers_survive_the_grader_round_trip(tmp_path, id, answer):
     ex = get(id)
-    plain.save(collect(ex, answer, 11), tmp_path / id)
+    plain.save(collect_answer(ex, answer, 11), tmp_path / id)
     assert judge_saved(ex, tmp_path / id, 11).status == "passed"
     wrong = {"04.predict": no_batching, "04.top_operator": longest_single_call,
              "04.choose_providers": lambda a, p: p, "04.quiz": {**QUIZ, "q1": "a"}}[id]
-    plain.save(collect(ex, wrong, 11), tmp_path / "wrong")
+    plain.save(collect_answer(ex, wrong, 11), tmp_path / "wrong")
     assert judge_saved(ex, tmp_path / "wrong", 11).status == "failed"
 
 
@@ -308,7 +308,7 @@ def test_other_seeds_pass_too():
         for id, answer in (("04.predict", predict), ("04.top_operator", top_operator),
                            ("04.choose_providers", choose_providers)):
             ex = get(id)
-            assert _judge(ex, collect(ex, answer, seed), seed).status == "passed", (id, seed)
+            assert _judge(ex, collect_answer(ex, answer, seed), seed).status == "passed", (id, seed)
 
 
 def test_plot_grouped_timings_draws_one_bar_per_series_and_group():

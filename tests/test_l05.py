@@ -8,7 +8,7 @@ import pytest
 from onnx.reference import ReferenceEvaluator
 
 from labkit import plain
-from labkit.checks import collect, evaluate, get, judge_saved
+from labkit.checks import collect_answer, evaluate, get, judge_saved
 from labkit_judges.l05 import NCHWC_DOMAIN, fold_bn_reference, practice_model
 
 
@@ -31,7 +31,7 @@ def test_fold_bn_reference_and_variants_pass():
                    lambda W, b, g, be, m, v, e: tuple(x.astype(np.float64) for x in fold_bn(W, b, g, be, m, v, e)),
                    lambda *a: fold_bn_reference(*a)):
         r = evaluate(ex, answer)
-        assert r.status == "passed" and r.points == r.max_points == 3, r
+        assert r.status == "passed" and r.points == r.max_points > 0, r
 
 
 def no_reshape(W, b, gamma, beta, mean, var, eps):
@@ -236,10 +236,10 @@ def test_answers_survive_the_grader_round_trip(tmp_path):
         ex = get(id)
         for seed in (0, 11):
             folder = tmp_path / f"{id}-{seed}"
-            plain.save(collect(ex, answer, seed), folder)
+            plain.save(collect_answer(ex, answer, seed), folder)
             assert judge_saved(ex, folder, seed).status == "passed", (id, seed)
     wrong = tmp_path / "wrong"
-    plain.save(collect(get("05.fold_bn"), no_reshape, 11), wrong)
+    plain.save(collect_answer(get("05.fold_bn"), no_reshape, 11), wrong)
     assert judge_saved(get("05.fold_bn"), wrong, 11).status == "failed"
 
 

@@ -6,7 +6,7 @@ import onnx
 import pytest
 
 from labkit import plain
-from labkit.checks import collect, evaluate, get, judge_saved, ort_session
+from labkit.checks import collect_answer, evaluate, get, judge_saved, judge_spec, ort_session
 from labkit_judges import l06
 
 
@@ -181,7 +181,7 @@ def test_calibration_never_writes_into_the_grader_inputs(tmp_path):
     """In the grader the inputs folder is read-only, and quantize_static writes `<model>-inferred.onnx`
     beside the model it is given: each call must get its model file in a fresh, writable folder."""
     ex = get("06.calibration")
-    plain.save_inputs(ex.cases(3), tmp_path / "inputs")
+    plain.save_inputs(judge_spec(ex.id).cases(3), tmp_path / "inputs")
     cases = plain.load_inputs(tmp_path / "inputs")
     given, answer = [], _calib()
 
@@ -189,7 +189,7 @@ def test_calibration_never_writes_into_the_grader_inputs(tmp_path):
         given.append(Path(model_path).resolve())
         return answer(model_path, images)
 
-    plain.save(collect(ex, recording, 3, cases=cases), tmp_path / "answer")
+    plain.save(collect_answer(ex, recording, 3, cases=cases), tmp_path / "answer")
     assert judge_saved(ex, tmp_path / "answer", 3).status == "passed"
     assert len(given) == 2 and len(set(p.parent for p in given)) == 2, given  # a fresh folder per call
     assert not any((tmp_path / "inputs") in p.parents for p in given), given
@@ -362,7 +362,7 @@ def test_int4_right_shapes_alone_earn_only_the_structure_test():
 
 
 def test_matmul_nbits_model_says_what_does_not_fit():
-    from labkit.exercises.l06 import matmul_nbits_model
+    from labkit.material.l06 import matmul_nbits_model
 
     w = np.random.default_rng(0).normal(size=(40, 6)).astype(np.float32)
     q, s, z = int4_blocks(w, 16)
@@ -395,20 +395,20 @@ def test_answers_survive_the_grader_round_trip(tmp_path):
                        ("06.choose_qparams", choose_qparams), ("06.calibration", _calib()),
                        ("06.int4_blocks", int4_blocks), ("06.quiz", QUIZ)):
         ex = get(id)
-        plain.save(collect(ex, answer, 11), tmp_path / id)
+        plain.save(collect_answer(ex, answer, 11), tmp_path / id)
         assert judge_saved(ex, tmp_path / id, 11).status == "passed", id
-    plain.save(collect(get("06.quantize"), l06.wrong_quantize, 11), tmp_path / "wrong")
+    plain.save(collect_answer(get("06.quantize"), l06.wrong_quantize, 11), tmp_path / "wrong")
     assert judge_saved(get("06.quantize"), tmp_path / "wrong", 11).status == "failed"
 
 
 def test_int4_inputs_survive_the_grader_files(tmp_path):
     """What a graded kernel gets: the cases as files the grader wrote (float32 weights, an int block size)."""
     ex = get("06.int4_blocks")
-    plain.save_inputs(ex.cases(13), tmp_path / "inputs")
+    plain.save_inputs(judge_spec(ex.id).cases(13), tmp_path / "inputs")
     cases = plain.load_inputs(tmp_path / "inputs")
-    for (w, bs), (w2, bs2) in zip(ex.cases(13), cases):
+    for (w, bs), (w2, bs2) in zip(judge_spec(ex.id).cases(13), cases):
         assert w2.dtype == np.float32 and np.array_equal(w, w2) and bs2 == bs and isinstance(bs2, int)
-    plain.save(collect(ex, int4_blocks, 13, cases=cases), tmp_path / "answer")
+    plain.save(collect_answer(ex, int4_blocks, 13, cases=cases), tmp_path / "answer")
     assert judge_saved(ex, tmp_path / "answer", 13).status == "passed"
 
 

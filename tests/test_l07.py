@@ -6,7 +6,7 @@ import onnx
 import pytest
 
 from labkit import android, plain
-from labkit.checks import collect, evaluate, get, judge_saved
+from labkit.checks import collect_answer, evaluate, get, judge_saved
 from labkit_judges import l07
 
 
@@ -208,11 +208,11 @@ def test_answers_survive_the_grader_round_trip(models, tmp_path):
     for id, answer in (("07.block_counts", block_counts), ("07.ort_file", models["ort"]),
                        ("07.fix_batch", _fix_reference_like), ("07.quiz", QUIZ)):
         ex = get(id)
-        plain.save(collect(ex, answer, 7), tmp_path / id)
+        plain.save(collect_answer(ex, answer, 7), tmp_path / id)
         assert judge_saved(ex, tmp_path / id, 7).status == "passed", id
     # and an ONNX file handed in for the .ort exercise still fails after the round trip
     ex = get("07.ort_file")
-    plain.save(collect(ex, models["b1"], 7), tmp_path / "onnx")
+    plain.save(collect_answer(ex, models["b1"], 7), tmp_path / "onnx")
     assert judge_saved(ex, tmp_path / "onnx", 7).status == "failed"
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from labkit import plain
-from labkit.checks import collect, evaluate, get, judge_saved
+from labkit.checks import collect_answer, evaluate, get, judge_saved
 import labkit_judges.l08 as l08
 
 from corpus import l08 as corpus
@@ -115,10 +115,10 @@ def test_answers_survive_the_grader_round_trip(tmp_path):
     for id, answer in (("08.rgba_alpha", corpus.alpha_ref), ("08.threads", corpus.threads_ref), ("08.web_model", ref),
                        ("08.quiz", QUIZ)):
         ex = get(id)
-        plain.save(collect(ex, answer, 7), tmp_path / id)
+        plain.save(collect_answer(ex, answer, 7), tmp_path / id)
         assert judge_saved(ex, tmp_path / id, 7).status == "passed", id
     ex = get("08.web_model")
-    plain.save(collect(ex, corpus.web_model("int8")(tmp_path), 7), tmp_path / "int8")
+    plain.save(collect_answer(ex, corpus.web_model("int8")(tmp_path), 7), tmp_path / "int8")
     assert judge_saved(ex, tmp_path / "int8", 7).points <= ex.points / 2
 
 

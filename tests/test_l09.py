@@ -173,7 +173,7 @@ def test_generate_returning_the_prompt_too_is_named():
 
 
 def test_decoder_session_is_a_real_session_that_keeps_its_rule():
-    from labkit.exercises.l09 import cache_decoder
+    from labkit.material.l09 import cache_decoder
 
     s = cache_decoder()
     empty = np.zeros((2, 1, 4, 0, 24), np.float32)

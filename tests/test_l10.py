@@ -7,7 +7,7 @@ import pytest
 
 from labkit import plain
 from labkit.checks import evaluate, get
-from labkit.exercises import l10 as learner
+from labkit.material import l10 as learner
 from labkit_judges import l10
 
 CPU = "CPUExecutionProvider"
@@ -116,7 +116,7 @@ def test_fitted_model_rejects_an_unknown_kind():
 
 def test_bound_session_refuses_run_and_a_new_output_buffer_and_survives_the_copy():
     model, batches = l10._bind_data(0)[0]
-    session = plain.materialize(plain.Make("labkit.exercises.l10:bound_session", (model,)))
+    session = plain.materialize(plain.Make("labkit.material.l10:bound_session", (model,)))
     assert isinstance(session, ort.InferenceSession)
     with pytest.raises(RuntimeError, match="only through IO binding"):
         session.run(None, {session.get_inputs()[0].name: batches[0]})

@@ -53,7 +53,7 @@ def test_quiz_widget_is_one_radio_group_per_question_with_wrapping_css():
     for lesson in ("00", "01", "02"):
         for ex in (e for e in lesson_exercises(lesson) if e.kind == "quiz"):
             display._last_quiz_answer.pop(ex.id, None)   # nothing chosen yet
-            box = quiz_widget(ex, not_attempted(ex))
+            box = quiz_widget(ex, not_attempted(ex), lambda choices: evaluate(ex, choices))
             assert "labkit-quiz" in box._dom_classes
             radios = [c for c in box.children if isinstance(c, w.RadioButtons)]
             assert [len(r.options) for r in radios] == [len(q.options) for q in ex.questions]

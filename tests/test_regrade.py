@@ -15,11 +15,15 @@ import nbformat
 import pytest
 
 from labkit import sandbox
+from labkit.checks import get, quiz_answers
 
 from conftest import ROOT
 
 pytestmark = pytest.mark.grading
 SOLUTION = ROOT / "solutions" / "00_setup_check.ipynb"
+RELU, QUIZ = get("00.relu"), get("00.quiz")
+#: full marks as grades.csv writes them, from the specs (labkit_judges/l00.py)
+FULL_RELU, FULL_QUIZ = f"{RELU.points:g}", f"{QUIZ.points:g}"
 
 
 def grade(subs, out, *extra):
@@ -37,17 +41,17 @@ def write(folder: Path, name: str, relu: str, quiz: str) -> Path:
     nb = nbformat.read(SOLUTION, as_version=4)
     for c in nb.cells:
         tags = c.metadata.get("tags", [])
-        if "answer:00.relu" in tags:
+        if f"answer:{RELU.id}" in tags:
             c.source = f"def relu(x):\n    return {relu}"
-        if "answer:00.quiz" in tags:
+        if f"answer:{QUIZ.id}" in tags:
             c.source = f"quiz_00 = {quiz}"
     path = folder / f"{name}.ipynb"
     nbformat.write(nb, path)
     return path
 
 
-RIGHT_QUIZ = '{"q1": "b", "q2": "a", "q3": "c", "q4": "a", "q5": "c"}'
-WRONG_QUIZ = '{"q1": "a", "q2": "a", "q3": "a", "q4": "a", "q5": "a"}'
+RIGHT_QUIZ = json.dumps(quiz_answers(QUIZ.id))
+WRONG_QUIZ = json.dumps({k: "a" if v != "a" else "b" for k, v in quiz_answers(QUIZ.id).items()})
 
 
 def test_regrade_one_learner_and_one_exercise(tmp_path):
@@ -60,7 +64,7 @@ def test_regrade_one_learner_and_one_exercise(tmp_path):
     r = grade([alice, bob], out)
     assert r.returncode == 0, r.stderr[-2000:]
     first = grades(out)
-    assert first[("alice", "00.relu")] == "2" and first[("bob", "00.relu")] != "2"
+    assert first[("alice", RELU.id)] == FULL_RELU and first[("bob", RELU.id)] != FULL_RELU
     alice_before = (out / "students" / "alice" / "results.json").read_text()
 
     # both learners change their files; only bob is regraded: alice keeps her results, byte for byte
@@ -70,24 +74,24 @@ def test_regrade_one_learner_and_one_exercise(tmp_path):
     assert r.returncode == 0, r.stderr[-2000:]
     after = grades(out)
     assert (out / "students" / "alice" / "results.json").read_text() == alice_before
-    assert after[("alice", "00.relu")] == "2" and after[("bob", "00.relu")] == "2"
+    assert after[("alice", RELU.id)] == FULL_RELU and after[("bob", RELU.id)] == FULL_RELU
     assert set(after) == set(first), "grades.csv lost a learner"
 
     # only the quiz is regraded: bob fixed it, and his relu result is the one graded before
     write(subs, "bob", "np.abs(x)", RIGHT_QUIZ)
-    r = grade([alice, bob], out, "--exercise", "00.quiz")
+    r = grade([alice, bob], out, "--exercise", QUIZ.id)
     assert r.returncode == 0, r.stderr[-2000:]
     last = grades(out)
-    assert last[("bob", "00.quiz")] == "2" and last[("bob", "00.relu")] == "2"
-    assert last[("alice", "00.quiz")] != "2" and last[("alice", "00.relu")] == "2"  # her new quiz, her old relu
+    assert last[("bob", QUIZ.id)] == FULL_QUIZ and last[("bob", RELU.id)] == FULL_RELU
+    assert last[("alice", QUIZ.id)] != FULL_QUIZ and last[("alice", RELU.id)] == FULL_RELU  # her new quiz, her old relu
     rec = json.loads((out / "students" / "bob" / "results.json").read_text())
-    assert rec["regraded_exercises"] == ["00.quiz"] and rec["points"] == 4
+    assert rec["regraded_exercises"] == [QUIZ.id] and rec["points"] == RELU.points + QUIZ.points
 
     # what they name must exist
     r = grade([alice, bob], out, "--only", "carol")
     assert r.returncode == 2 and "no such learner" in r.stderr
     r = grade([alice, bob], out, "--exercise", "00.nope")
-    assert r.returncode == 2 and "00.relu" in r.stderr
+    assert r.returncode == 2 and RELU.id in r.stderr
 
     # the instructor's tools read the regraded run at once
     r = subprocess.run([sys.executable, "-m", "labkit.cli", "grades", "export", str(out), "--to", "csv"],
@@ -115,9 +119,9 @@ def test_non_latin_names_and_a_late_resubmission_each_get_their_own_grade(tmp_pa
     by_name = {m["name"]: m["student"] for m in run["learners"]}
     assert set(by_name) == {"Zoë Müller", "王小明", "petrovivan"}
     g = grades(out)
-    assert g[(by_name["Zoë Müller"], "00.relu")] == "2" and g[(by_name["Zoë Müller"], "00.quiz")] == "2"
-    assert g[(by_name["王小明"], "00.relu")] != "2" and g[(by_name["王小明"], "00.quiz")] != "2"
-    assert g[(by_name["petrovivan"], "00.relu")] == "2" and g[(by_name["petrovivan"], "00.quiz")] != "2"
+    assert g[(by_name["Zoë Müller"], RELU.id)] == FULL_RELU and g[(by_name["Zoë Müller"], QUIZ.id)] == FULL_QUIZ
+    assert g[(by_name["王小明"], RELU.id)] != FULL_RELU and g[(by_name["王小明"], QUIZ.id)] != FULL_QUIZ
+    assert g[(by_name["petrovivan"], RELU.id)] == FULL_RELU and g[(by_name["petrovivan"], QUIZ.id)] != FULL_QUIZ
     assert len({k[0] for k in g}) == 3
     zoe = (out / "students" / by_name["Zoë Müller"] / "feedback.html").read_text()
     assert "feedback for Zoë Müller" in zoe
@@ -190,7 +194,7 @@ def test_gradescope_unprivileged_mode_kernel_cannot_read_answers(tmp_path):
                root / "work", root / "results"]
     nb = nbformat.read(ROOT / "lessons" / "00_setup_check.ipynb", as_version=4)
     for c in nb.cells:
-        if "answer:00.relu" in c.metadata.get("tags", []):
+        if f"answer:{RELU.id}" in c.metadata.get("tags", []):
             c.source = (f"import os\nleaks = []\nfor p in {[str(s) for s in secrets]!r}:\n    try:\n"
                         "        os.listdir(p) if os.path.isdir(p) else open(p).read(10)\n        leaks.append(p)\n"
                         "    except OSError:\n        pass\n"
@@ -200,5 +204,5 @@ def test_gradescope_unprivileged_mode_kernel_cannot_read_answers(tmp_path):
     nbformat.write(nb, root / "submission" / "00_setup_check.ipynb")
     res = _run_autograder(root, LABKIT_AUTOGRADER_PROTECTION="unprivileged-user")
     assert res["extra_data"]["protection"] == "unprivileged-user"
-    relu = next(t for t in res["tests"] if t["name"].startswith("00.relu"))
+    relu = next(t for t in res["tests"] if t["name"].startswith(RELU.id))
     assert relu["score"] == relu["max_score"], "the kernel read a secret, ran as root, or could not run: " + relu["output"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from labkit.checks import REGISTRY, JUDGES, DidNotDo, TestResult, declare, evaluate, judge
+from labkit.checks import REGISTRY, JUDGES, DidNotDo, TestResult, evaluate, exercise
 from labkit.checks.judging import SKILL_CAP, SKIPPED_CAP
 
 ID = "99.toy_scoring"
@@ -14,9 +14,8 @@ ID = "99.toy_scoring"
 @pytest.fixture
 def toy():
     """A value exercise whose judge yields what the answer says, e.g. {"shape": True, "outputs": False}."""
-    declare(ID, title="toy", points=4, kind="value")
-
-    @judge(ID, tests=("loads", "shape", "outputs", "dtype"), skill=("outputs",))
+    @exercise(ID, title="toy", points=4, kind="value", hint=[], tests=("loads", "shape", "outputs", "dtype"),
+              skill=("outputs",))
     def _verdict(answer, seed):
         for name, ok in answer.items():
             if name == "skipped":
@@ -73,15 +72,15 @@ def test_an_undeclared_test_is_a_broken_check_not_a_point(toy):
     assert r.status == "error" and r.points == 0 and "does not declare" in r.message
 
 
-def test_a_structure_only_judge_cannot_be_declared():
-    declare("99.toy_nogate", title="toy", points=1, kind="value")
-    try:
-        with pytest.raises(ValueError, match="skill"):
-            judge("99.toy_nogate", tests=("shape",), skill=())
-        with pytest.raises(ValueError, match="skill"):
-            judge("99.toy_nogate", tests=("shape",), skill=("outputs",))
-    finally:
-        REGISTRY.pop("99.toy_nogate", None)
+def test_a_spec_without_tests_or_skill_is_refused():
+    """`@exercise` itself enforces the scoring rule's inputs: a fixed, non-empty list of distinct tests and
+    at least one skill test among them (a structure-only judge could score full without doing the work)."""
+    spec = dict(title="toy", points=1, kind="value", hint=[])
+    for tests, skill, why in [((), ("shape",), "tests="), (("shape", "shape"), ("shape",), "tests="),
+                              (("shape",), (), "skill="), (("shape",), ("outputs",), "skill=")]:
+        with pytest.raises(ValueError, match=why):
+            exercise("99.toy_nogate", tests=tests, skill=skill, **spec)
+    assert "99.toy_nogate" not in REGISTRY and "99.toy_nogate" not in JUDGES
 
 
 def test_the_learners_check_also_runs_a_function_on_inputs_it_has_never_seen():
@@ -89,12 +88,11 @@ def test_the_learners_check_also_runs_a_function_on_inputs_it_has_never_seen():
     check a learner runs (`check()` adds a fresh seed), so the panel and the grade agree."""
     from labkit.checks import check, evaluate_unseen, expect_close
 
-    declare("99.toy_unseen", title="toy", points=2, kind="function")
-
     def cases(seed):
         return [(float(seed * 10 + i),) for i in range(3)]
 
-    @judge("99.toy_unseen", cases=cases, tests=("doubles",), skill=("doubles",))
+    @exercise("99.toy_unseen", title="toy", points=2, kind="function", hint=[], cases=cases, tests=("doubles",),
+              skill=("doubles",))
     def _verdict(outputs, seed):
         yield expect_close("doubles", outputs, [2 * x for (x,) in cases(seed)])
 
@@ -116,7 +114,9 @@ def test_hints_are_steps_revealed_one_click_at_a_time():
     from labkit.checks.display import panel_html
     from labkit.checks.result import Result
 
-    ex = declare("99.toy_hint", title="toy", points=1, kind="value", hint=["the concept", "the API"])
+    from labkit.checks.registry import make_exercise
+
+    ex = make_exercise("99.toy_hint", title="toy", points=1, kind="value", hint=["the concept", "the API"])
     try:
         assert ex.hints == ["the concept", "the API"]
         html = panel_html(Result(ex.id, ex.title, "failed", 0, 1, "no", [], ex.hint))
@@ -124,6 +124,6 @@ def test_hints_are_steps_revealed_one_click_at_a_time():
         assert html.index("the API") > html.index("Another hint")  # the second step sits behind a second click
         assert "the concept" not in panel_html(Result(ex.id, ex.title, "passed", 1, 1, "ok", [], ex.hint))
         with pytest.raises(ValueError, match="one-line steps"):
-            declare("99.toy_hint", title="toy", points=1, kind="value", hint=["two\nlines"])
+            make_exercise("99.toy_hint", title="toy", points=1, kind="value", hint=["two\nlines"])
     finally:
         REGISTRY.pop("99.toy_hint", None)

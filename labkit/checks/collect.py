@@ -1,9 +1,9 @@
 """Learner side: reduce an answer to plain data (`labkit.plain`) — the only thing a verdict sees.
 
 A function answer is called on the exercise's test inputs and only its outputs are kept. In the
-learner's notebook the inputs come from the judge side (`judging.judge_spec(id).cases(seed)`);
+learner's notebook the inputs come from the judge side (`judging.collect_answer` passes them);
 in a graded kernel they come from the read-only folder the grader wrote (`LABKIT_INPUTS_DIR`),
-because the kernel can import neither the judges nor the seed.
+because the kernel can import neither the judges nor the seed. Nothing here imports the judges.
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import os
 import signal
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from .. import plain
 from ..plain import NotPlain, OnnxBlob, Raised
@@ -74,19 +74,19 @@ def _onnx_bytes(answer: Any) -> OnnxBlob:
     raise NotPlain(f"{plain.describe(answer)}; expected a path to an .onnx file or an onnx.ModelProto")
 
 
-def collect(ex: Exercise, answer: Any, seed: int = 0, *, cases: list[tuple] | None = None) -> Any:
+def collect(ex: Exercise, answer: Any, inputs: Callable[[], list[tuple]] | None = None) -> Any:
     """Reduce `answer` to plain data for `ex`. Raises NotAttempted or NotPlain.
 
-    A function answer is called on `cases` (default: the judge side's inputs for `seed`)."""
+    A function answer is called on each test input `inputs()` gives (asked only for a function)."""
     if answer is None or answer is Ellipsis:
         raise NotAttempted()
     if ex.kind == "function":
         if not callable(answer):
             raise NotPlain(f"{plain.describe(answer)}; expected a function")
-        if cases is None:
-            cases = ex.cases(seed)
+        if inputs is None:
+            raise TypeError(f"{ex.id}: a function exercise is collected on its test inputs (inputs=)")
         outputs = []
-        for args in cases:
+        for args in inputs():
             try:
                 call_args = plain.materialize(tuple(args))
                 with _time_limit(FUNCTION_TIME_LIMIT):
@@ -120,8 +120,7 @@ def record_for_grader(ex: Exercise, answer: Any, folder: Path) -> None:
     """Write the collected answer (or why there is none) to `folder` for the verdict process."""
     folder.mkdir(parents=True, exist_ok=True)
     try:
-        cases = grading_inputs(ex) if callable(answer) else None  # a stub needs no inputs
-        plain.save(collect(ex, answer, cases=cases), folder)
+        plain.save(collect(ex, answer, lambda: grading_inputs(ex)), folder)
     except NotAttempted:
         (folder / "status.json").write_text(json.dumps({"status": "not_attempted", "message": ""}))
     except Exception as e:

@@ -1,12 +1,22 @@
-"""How a verdict looks: the HTML panel, the display bundle a check cell outputs, the quiz widget."""
+"""How a verdict looks: the HTML panel, the display bundle a check cell outputs, the quiz widget.
+
+Learner side: nothing here imports the judges; the quiz widget's Check button gets its judge from the
+`check()` facade (`remember_quiz`)."""
 from __future__ import annotations
 
 import html
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable
 
-from .registry import REGISTRY, Exercise
-from .result import LABELS, RESULT_MIME, Result
+from .registry import REGISTRY, Exercise, hint_steps
+
+if TYPE_CHECKING:
+    from .result import Result
+
+LABELS = {"passed": "Passed", "failed": "Not yet", "not_attempted": "Not attempted", "error": "Error",
+          "timeout": "Timed out", "missing": "Missing"}
+#: mimetype of the machine-readable verdict a check cell outputs beside its HTML panel
+RESULT_MIME = "application/vnd.labkit.result+json"
 
 COLORS = {"passed": "#1a7f37", "failed": "#cf222e", "not_attempted": "#6e7781",
           "error": "#bc4c00", "timeout": "#bc4c00", "missing": "#6e7781"}
@@ -33,8 +43,6 @@ def panel_html(r: Result) -> str:
 
 def hint_html(hint: str) -> str:
     """The hint's steps (one per line) as nested <details>: each click reveals one more step."""
-    from .registry import hint_steps
-
     html_ = ""
     steps = hint_steps(hint)
     for i, step in reversed(list(enumerate(steps))):
@@ -92,19 +100,25 @@ def show(r: Result) -> None:
 
     display(mimebundle(r), raw=True)
     ex = REGISTRY.get(r.exercise)
-    if ex is not None and ex.kind == "quiz":
+    judge = _quiz_judges.get(r.exercise)
+    if ex is not None and ex.kind == "quiz" and judge is not None:
         try:
-            display(quiz_widget(ex, r))
+            display(quiz_widget(ex, r, judge))
         except ImportError:  # ipywidgets missing: the static output still shows the verdict
             pass
 
 
 _last_quiz_answer: dict[str, dict] = {}
+_quiz_judges: dict[str, Callable[[dict], Result]] = {}
 
 
-def remember_quiz(ex: Exercise, answer: Any) -> None:
-    """Keep the learner's last quiz answer so the widget shows it selected."""
-    if ex.kind == "quiz" and isinstance(answer, dict):
+def remember_quiz(ex: Exercise, answer: Any, judge: Callable[[dict], Result]) -> None:
+    """Keep the learner's last quiz answer (the widget shows it selected) and `judge`, what the widget's
+    Check button runs on the choices (given by the `check()` facade: this module never imports judges)."""
+    if ex.kind != "quiz":
+        return
+    _quiz_judges[ex.id] = judge
+    if isinstance(answer, dict):
         _last_quiz_answer[ex.id] = {k: v.strip().lower() for k, v in answer.items() if isinstance(v, str)}
 
 
@@ -160,11 +174,10 @@ def quiz_static_html(ex: Exercise, r: Result) -> str:
             f"(this copy of it is not clickable).</div>{''.join(parts)}{panel_html(r)}</div>")
 
 
-def quiz_widget(ex: Exercise, initial: Result):
-    """Radio buttons per question, a Check button, the panel, and the dict to hand in."""
+def quiz_widget(ex: Exercise, initial: Result, judge: Callable[[dict], Result]):
+    """Radio buttons per question, a Check button (it runs `judge` on the choices), the panel, and the
+    dict to hand in."""
     import ipywidgets as w
-
-    from .judging import INTERACTIVE_SEED, run_judge
 
     answers = {}
     given = _last_quiz_answer.get(ex.id, {})
@@ -183,7 +196,7 @@ def quiz_widget(ex: Exercise, initial: Result):
                         f"<code>{html.escape(repr(current()))}</code></div>")
 
     def on_check(_):
-        panel.value = panel_html(run_judge(ex, current(), INTERACTIVE_SEED))
+        panel.value = panel_html(judge(current()))
         show_record()
 
     button = w.Button(description="Check my choices", button_style="primary")

@@ -1,9 +1,11 @@
-"""Judge side machinery: find an exercise's judge, run it on plain data, score the tests.
+"""Judge side: the one spec of each exercise, running its judge on plain data, scoring the tests.
 
-The judges themselves (references, expected values, test inputs, quiz keys) live in the
-`labkit_judges` package, one module per lesson (`labkit_judges/lNN.py`), registered with
-`@judge(id, cases=...)` and `quiz_key(id, {...})`. Only the verdict process and the learner's own
-notebook import them; a graded kernel cannot (the sandbox does not mount `labkit_judges`).
+Each exercise is specified once, in the `labkit_judges` package (one module per lesson,
+`labkit_judges/lNN.py`): `@exercise(id, title=, points=, kind=, hint=, cases=, tests=, skill=)` on its
+judge, or `quiz(id, title=, points=, questions=[Question(..., answer=, why=)])`. That registers the
+judge side here and the learner side in `registry`; `labkit assign` writes the learner-visible part to
+`labkit/exercises/lNN.py`. Only the verdict process and the learner's own notebook import the judges; a
+graded kernel cannot (the sandbox does not mount `labkit_judges`).
 Generic comparison helpers (`expect_close`, `expect_equal`, `load_onnx`, `ort_session`) are here.
 """
 from __future__ import annotations
@@ -18,10 +20,11 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from .. import plain
+from ..cells import is_exercise_id
 from ..plain import NotPlain, OnnxBlob, Raised
 from ..runtime import ort_session  # noqa: F401 (the one session helper, re-exported for judges)
 from .collect import NotAttempted, collect, exc_message
-from .registry import Exercise, Question, _import_lesson, get
+from .registry import Exercise, Question, _import_lesson, make_exercise, register
 from .result import Result, TestResult
 from ..text import shorten
 
@@ -36,8 +39,9 @@ class JudgeSpec:
 
     `tests` is the exercise's fixed list of test names and `skill` the ones that *are* the exercise:
     outputs on inputs the learner never saw, or the property the exercise exists to teach (the
-    scoring rule in `score()`)."""
+    scoring rule in `score()`). `exercise` is its learner side, as the spec declared it."""
 
+    exercise: Exercise
     judge: Callable[[Any, int], Iterable[TestResult]]
     cases: Callable[[int], list[tuple]] | None = None
     key: dict[str, tuple[str, str]] | None = None   # quizzes: {question: (letter, explanation)}
@@ -59,39 +63,48 @@ class DidNotDo:
 JUDGES: dict[str, JudgeSpec] = {}
 
 
-def judge(id: str, *, tests: Sequence[str], skill: Sequence[str],
-          cases: Callable[[int], list[tuple]] | None = None) -> Callable[[Callable], Callable]:
-    """Decorator registering `fn(answer, seed)` as the verdict of the declared exercise `id`.
+def _spec_source(id: str) -> str:
+    return f"{JUDGE_PACKAGE}/l{id[:2]}.py"
 
-    `tests`: every test name the judge can yield, fixed (a test it does not yield counts as failed).
-    `skill`: the tests that *are* the exercise (outputs on unseen inputs, or the property the exercise
-    teaches); failing any caps the points at half. The judge may also yield `DidNotDo(message)`.
-    """
-    ex = get(id)
-    if (ex.kind == "function") != (cases is not None):
-        raise ValueError(f"{id}: cases= is needed exactly when the exercise is a function (it is {ex.kind!r})")
+
+def exercise(id: str, *, title: str, points: float, kind: str, hint: Sequence[str], tests: Sequence[str],
+             skill: Sequence[str], cases: Callable[[int], list[tuple]] | None = None) -> Callable[[Callable], Callable]:
+    """The one spec of exercise `id`, on its judge `fn(answer, seed)` (a decorator).
+
+    `title`, `points`, `kind` ("function", "value" or "onnx") and `hint` (a list of one-line steps: the
+    concept, then the API) are what the learner sees. `cases(seed)`: a function exercise's test inputs
+    (needed exactly for kind "function"). `tests`: every test name the judge can yield, fixed (a test it
+    does not yield counts as failed). `skill`: the tests that *are* the exercise (outputs on unseen
+    inputs, or the property the exercise teaches); failing any caps the points at half. The judge may
+    also yield `DidNotDo(message)`."""
+    if kind == "quiz":
+        raise ValueError(f"{id}: a quiz is specified with quiz(), not @exercise")
+    if (kind == "function") != (cases is not None):
+        raise ValueError(f"{id}: cases= is needed exactly when the exercise is a function (it is {kind!r})")
     tests, skill = tuple(tests), tuple(skill)
     if not tests or len(set(tests)) != len(tests):
         raise ValueError(f"{id}: tests= must list distinct test names")
     if not skill or not set(skill) <= set(tests):
         raise ValueError(f"{id}: skill= must name at least one of its tests (the ones that are the exercise)")
+    ex = register(make_exercise(id, title=title, points=points, kind=kind, hint=hint), _spec_source(id))
 
     def deco(fn: Callable) -> Callable:
-        JUDGES[id] = JudgeSpec(fn, cases, tests=tests, skill=skill)
+        JUDGES[id] = JudgeSpec(ex, fn, cases, tests=tests, skill=skill)
         return fn
 
     return deco
 
 
-def quiz_key(id: str, key: dict[str, tuple[str, str]]) -> None:
-    """Register the answers of quiz `id`: {question key: (right letter, explanation)}."""
-    ex = get(id)
-    qs: tuple[Question, ...] = ex.questions
-    if ex.kind != "quiz" or set(key) != {q.key for q in qs}:
-        raise ValueError(f"{id}: a quiz key needs exactly the questions {[q.key for q in qs]}")
-    for q in qs:
-        if key[q.key][0] not in q.options:
-            raise ValueError(f"{id}.{q.key}: answer {key[q.key][0]!r} is not an option")
+def quiz(id: str, *, title: str, points: float, questions: Sequence[Question], hint: Sequence[str] = ()) -> None:
+    """The one spec of a multiple-choice quiz: each Question with its `answer` (the right letter) and
+    `why` (the explanation shown once it is right). The learner answers with {question key: letter}."""
+    for q in questions:
+        if q.answer not in q.options:
+            raise ValueError(f"{id}.{q.key}: answer {q.answer!r} is not one of its options")
+    ex = register(make_exercise(id, title=title, points=points, kind="quiz", hint=hint, questions=questions),
+                  _spec_source(id))
+    qs = ex.questions
+    key = {q.key: (q.answer, q.why) for q in questions}
 
     def verdict(answer: Any, seed: int) -> Iterable[TestResult]:
         if not isinstance(answer, dict):
@@ -109,8 +122,7 @@ def quiz_key(id: str, key: dict[str, tuple[str, str]]) -> None:
             else:
                 yield TestResult(q.key, False, f"{got!r} is not right — think again about: {q.prompt}")
 
-    names = tuple(q.key for q in qs)
-    JUDGES[id] = JudgeSpec(verdict, key=dict(key), tests=names, skill=())
+    JUDGES[id] = JudgeSpec(ex, verdict, key=key, tests=tuple(q.key for q in qs), skill=())
 
 
 def quiz_answers(id: str) -> dict[str, str]:
@@ -121,13 +133,25 @@ def quiz_answers(id: str) -> dict[str, str]:
 
 def judge_spec(id: str) -> JudgeSpec:
     """The judge side of exercise `id`, importing `labkit_judges.lNN` on first use."""
-    if id not in JUDGES:
-        get(id)
+    if id not in JUDGES and is_exercise_id(id):
         if not _import_lesson(JUDGE_PACKAGE, id[:2]):
             raise KeyError(f"no judge module {JUDGE_PACKAGE}.l{id[:2]} (it is not installed here)")
     if id not in JUDGES:
-        raise KeyError(f"{JUDGE_PACKAGE}.l{id[:2]} has no judge for {id}")
+        raise KeyError(f"{JUDGE_PACKAGE}.l{str(id)[:2]} has no spec for {id}")
     return JUDGES[id]
+
+
+def lesson_specs(lesson: str) -> list[JudgeSpec]:
+    """The specs of lesson `lesson` ("01") in the order `labkit_judges/lNN.py` gives them (imports it)."""
+    if not _import_lesson(JUDGE_PACKAGE, lesson):
+        raise KeyError(f"no judge module {JUDGE_PACKAGE}.l{lesson}")
+    return [s for id, s in JUDGES.items() if id.startswith(lesson + ".")]
+
+
+def collect_answer(ex: Exercise, answer: Any, seed: int = INTERACTIVE_SEED, *, cases: list[tuple] | None = None) -> Any:
+    """`collect()` in the learner's notebook: a function answer runs on the spec's test inputs for `seed`
+    (or on `cases`). Raises NotAttempted or NotPlain."""
+    return collect(ex, answer, lambda: judge_spec(ex.id).cases(seed) if cases is None else cases)
 
 
 #: share of the points an answer can reach while a skill test fails
@@ -260,7 +284,7 @@ def not_attempted(ex: Exercise) -> Result:
 def evaluate(ex: Exercise, answer: Any, seed: int = INTERACTIVE_SEED) -> Result:
     """Collect and judge in one go (what a check does in the learner's notebook)."""
     try:
-        data = collect(ex, answer, seed)
+        data = collect_answer(ex, answer, seed)
     except NotAttempted:
         return not_attempted(ex)
     except NotPlain as e:

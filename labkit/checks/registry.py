@@ -1,13 +1,14 @@
 """Learner side: which exercises exist (id, title, kind, points, hint, quiz questions without keys).
 
-`labkit/exercises/lNN.py` declares a lesson's exercises with `declare()` and `quiz()`. Nothing here
-knows an answer: references, judges, test inputs and quiz keys live in `labkit_judges` (see
-`labkit.checks.judging`), which a graded kernel cannot import.
+An exercise's one spec is in `labkit_judges/lNN.py` (`@exercise(...)`, `quiz(...)`, see
+`labkit.checks.judging`); `labkit assign` writes the learner-visible part of it to
+`labkit/exercises/lNN.py` as `declare(...)` calls, so that a graded kernel, which cannot import
+`labkit_judges`, knows the exercises too. Nothing here knows an answer or imports the judges.
 """
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
 from ..cells import is_exercise_id
@@ -21,11 +22,18 @@ class ExerciseModuleError(Exception):
 
 @dataclass(frozen=True)
 class Question:
-    """One multiple-choice question of a quiz (its key lives on the judge side)."""
+    """One multiple-choice question of a quiz. `answer` (the right letter) and `why` (shown once it is
+    right) are given in the judge-side spec only; the learner side holds them empty."""
 
     key: str
     prompt: str
     options: dict[str, str]
+    answer: str = field(default="", repr=False)
+    why: str = field(default="", repr=False)
+
+    def public(self) -> "Question":
+        """The question without its answer: what the learner side may know."""
+        return replace(self, answer="", why="")
 
 
 @dataclass
@@ -48,19 +56,6 @@ class Exercise:
         """The hint's steps in order: a nudge naming the concept, then the API; never the code."""
         return hint_steps(self.hint)
 
-    # the judge side, for the learner's own notebook and for tests (never in a graded kernel)
-    @property
-    def cases(self):
-        from .judging import judge_spec
-
-        return judge_spec(self.id).cases
-
-    @property
-    def judge(self):
-        from .judging import judge_spec
-
-        return judge_spec(self.id).judge
-
 
 REGISTRY: dict[str, Exercise] = {}
 
@@ -78,26 +73,40 @@ def _hint_text(hint: str | Sequence[str], id: str) -> str:
     return "\n".join(h.strip() for h in steps if h.strip())
 
 
-def declare(id: str, *, title: str, points: float, kind: str, hint: str | Sequence[str] = "") -> Exercise:
-    """Declare exercise `id` (learner side). A function exercise gets its inputs from its judge module.
-
-    `hint`: a list of steps the check panel reveals one click at a time (concept first, then API)."""
+def make_exercise(id: str, *, title: str, points: float, kind: str, hint: str | Sequence[str] = "",
+                  questions: Sequence[Question] = ()) -> Exercise:
+    """A validated Exercise (learner-visible fields only: quiz questions lose their answers)."""
     if not is_exercise_id(id):
         raise ValueError(f"exercise id {id!r} must look like '01.name'")
-    if kind not in KINDS or kind == "quiz":
-        raise ValueError(f"{id}: kind must be one of function, value, onnx (quizzes use quiz())")
-    REGISTRY[id] = ex = Exercise(id, title, float(points), kind, _hint_text(hint, id))
-    return ex
-
-
-def quiz(id: str, *, title: str, points: float, questions: list[Question], hint: str | Sequence[str] = "") -> Exercise:
-    """Declare a multiple-choice quiz; the answer is a dict {question key: option letter}."""
-    if not is_exercise_id(id):
-        raise ValueError(f"exercise id {id!r} must look like '01.name'")
-    if not questions or len({q.key for q in questions}) != len(questions):
+    if kind not in KINDS:
+        raise ValueError(f"{id}: kind must be one of {', '.join(KINDS)}")
+    if (kind == "quiz") != bool(questions):
+        raise ValueError(f"{id}: questions= is needed exactly when the exercise is a quiz")
+    if questions and len({q.key for q in questions}) != len(questions):
         raise ValueError(f"{id}: a quiz needs questions with distinct keys")
-    REGISTRY[id] = ex = Exercise(id, title, float(points), "quiz", _hint_text(hint, id), tuple(questions))
+    return Exercise(id, title, float(points), kind, _hint_text(hint, id), tuple(q.public() for q in questions))
+
+
+def register(ex: Exercise, source: str) -> Exercise:
+    """Put `ex` in REGISTRY. The generated module and the spec both register an exercise: if one came
+    first, the other must agree with it, else the generated module is stale (`source` says which)."""
+    old = REGISTRY.get(ex.id)
+    if old is not None and old != ex:
+        diff = [f for f in ("title", "points", "kind", "hint", "questions") if getattr(old, f) != getattr(ex, f)]
+        raise ValueError(f"{ex.id}: {source} disagrees with what was loaded before ({', '.join(diff)}): "
+                         f"labkit/exercises/l{ex.lesson}.py is stale, run `labkit assign`")
+    REGISTRY[ex.id] = ex
     return ex
+
+
+def declare(id: str, *, title: str, points: float, kind: str, hint: Sequence[str] = (),
+            questions: Sequence[Question] = ()) -> Exercise:
+    """Register an exercise on the learner side: what `labkit assign` writes in labkit/exercises/lNN.py
+    from the spec (never written by hand). Refuses a quiz question that carries its answer."""
+    if any(q.answer or q.why for q in questions):
+        raise ValueError(f"{id}: the learner side never holds a quiz's answers")
+    return register(make_exercise(id, title=title, points=points, kind=kind, hint=hint, questions=questions),
+                    f"labkit/exercises/l{id[:2]}.py")
 
 
 def _import_lesson(package: str, lesson: str) -> bool:

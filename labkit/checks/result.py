@@ -4,13 +4,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Literal, get_args
 
+from .display import LABELS, RESULT_MIME, mimebundle, panel_html, show  # noqa: F401 (LABELS, RESULT_MIME re-exported)
+
 #: the one status type of the course: a check panel, results.json and grades.csv all use it
 Status = Literal["passed", "failed", "not_attempted", "error", "timeout", "missing"]
 STATUSES: tuple[str, ...] = get_args(Status)
-LABELS = {"passed": "Passed", "failed": "Not yet", "not_attempted": "Not attempted", "error": "Error",
-          "timeout": "Timed out", "missing": "Missing"}
-#: mimetype of the machine-readable verdict a check cell outputs beside its HTML panel
-RESULT_MIME = "application/vnd.labkit.result+json"
 
 
 @dataclass
@@ -50,19 +48,13 @@ class Result:
                    float(d.get("max_points") or 0.0), str(d.get("message", "")), tests, str(d.get("hint", "")))
 
     def _repr_html_(self) -> str:
-        from .display import panel_html
-
         return panel_html(self)
 
     def __repr__(self) -> str:
         return f"[{self.status}] {self.exercise} {self.points:g}/{self.max_points:g} points: {self.message}"
 
     def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
-        from .display import mimebundle
-
         return mimebundle(self)
 
     def _ipython_display_(self) -> None:
-        from .display import show
-
         show(self)

@@ -87,7 +87,7 @@ def load_lesson(path: Path, extra_tests: Path | None = None) -> Lesson:
         raise GradeError(f"{path.name} has no answer cells (tags answer:{number}.name): nothing to grade")
     unknown = [x for x in order if x not in registered]
     if unknown:
-        raise GradeError(f"{path.name}: answer cells {unknown} have no declared exercise (labkit/exercises/l{number}.py)")
+        raise GradeError(f"{path.name}: answer cells {unknown} have no exercise specified in labkit_judges/l{number}.py")
     missing_checks = set(order) - {exercise_tag(c, "check") for c in cells}
     if missing_checks:
         raise GradeError(f"{path.name}: answer cells {sorted(missing_checks)} have no check cell")

@@ -6,7 +6,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper, version_converter
 
 from corpus import Right, Wrong
-from labkit.exercises.l02 import model_to_repair
+from labkit.material.l02 import model_to_repair
 
 FLOATS = {TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.DOUBLE, TensorProto.BFLOAT16}
 
@@ -162,7 +162,7 @@ CORPUS_REPAIR = [
     Wrong("opset number set back to 11, then set to 21 again by hand",
           answer=(lambda m: (m.opset_import[0].__setattr__("version", 21), m)[1])(_restored(11)), skipped_skill=True),
     Wrong("a different model: the lesson's small CNN converted",
-          answer=version_converter.convert_version(__import__("labkit.exercises.l02", fromlist=["small_cnn"]).small_cnn(), 21)),
+          answer=version_converter.convert_version(__import__("labkit.material.l02", fromlist=["small_cnn"]).small_cnn(), 21)),
 ]
 
 CORPUS = {

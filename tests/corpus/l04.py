@@ -33,12 +33,6 @@ def _predict_recursive(session, images, batch_size=64):
                            _predict_recursive(session, images[batch_size:], batch_size)])
 
 
-def _predict_generic(fix):
-    def predict(session, images, batch_size=64):
-        return fix(session, images, batch_size)
-    return predict
-
-
 def _one_call(session, images, batch_size=64):
     return session.run(None, {_name(session): images})[0].argmax(axis=1)
 

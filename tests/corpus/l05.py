@@ -8,7 +8,7 @@ import onnxruntime as ort
 from onnx import numpy_helper
 
 from corpus import Right, Wrong
-from labkit.exercises.l05 import practice_model
+from labkit.material.l05 import practice_model
 
 # ---------------------------------------------------------------- 05.fold_bn
 

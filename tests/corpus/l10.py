@@ -82,7 +82,7 @@ def _returns_bytes(model, n_features):
 def _register(converter):
     from skl2onnx import update_registered_converter
 
-    from labkit.exercises.l10 import PerFeatureClip
+    from labkit.material.l10 import PerFeatureClip
 
     def shape(operator):
         operator.outputs[0].type = operator.inputs[0].type.__class__(operator.inputs[0].type.shape)

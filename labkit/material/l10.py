@@ -1,0 +1,112 @@
+"""Lesson 10 material, learner side: what the notebook hands out and the factories a graded kernel
+builds test inputs with (`plain.Make("labkit.material.l10:name", ...)`). No answers, no test inputs.
+
+Written by hand; the generated `labkit/exercises/l10.py` re-exports `__all__` for the notebooks, which
+import it from there."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from sklearn.base import BaseEstimator, TransformerMixin
+
+__all__ = ["PerFeatureClip", "MODEL_KINDS", "fitted_model", "bound_session"]
+
+
+# ---------------------------------------------------------------- lesson material (the exercise's transformer)
+
+
+class PerFeatureClip(TransformerMixin, BaseEstimator):
+    """A scikit-learn transformer that clips each feature to its own range, learned in `fit`: the `q`
+    and `1 - q` quantiles of that feature (`lo_`, `hi_`, float32 arrays of n_features). skl2onnx has
+    no converter for it: exercise 10.custom_converter writes one."""
+
+    def __init__(self, q: float = 0.05):
+        self.q = q
+
+    def fit(self, X: np.ndarray, y: Any = None) -> "PerFeatureClip":
+        X = np.asarray(X, dtype=np.float64)
+        self.lo_ = np.quantile(X, self.q, axis=0).astype(np.float32)
+        self.hi_ = np.quantile(X, 1 - self.q, axis=0).astype(np.float32)
+        self.n_features_in_ = X.shape[1]
+        return self
+
+    def transform(self, X: np.ndarray) -> np.ndarray:
+        return np.minimum(np.maximum(np.asarray(X, dtype=np.float32), self.lo_), self.hi_)
+
+
+# ---------------------------------------------------------------- test harness (built in the learner's kernel)
+
+#: the kinds of fitted model 10.to_onnx and 10.custom_converter are called on
+MODEL_KINDS = ("scaler+logreg", "logreg", "tree", "clip+logreg", "clip+scaler+logreg")
+
+
+def fitted_model(kind: str, x: np.ndarray, y: np.ndarray):
+    """A scikit-learn model of `kind` fitted on (x, y): the test input of 10.to_onnx and
+    10.custom_converter (built in the kernel from plain arrays; the fit is deterministic)."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    from sklearn.tree import DecisionTreeClassifier
+
+    if kind == "scaler+logreg":
+        model = make_pipeline(StandardScaler(), LogisticRegression(max_iter=500))
+    elif kind == "logreg":
+        model = LogisticRegression(max_iter=500)
+    elif kind == "tree":
+        model = DecisionTreeClassifier(max_depth=5, random_state=0)
+    elif kind == "clip+logreg":
+        model = make_pipeline(PerFeatureClip(0.1), LogisticRegression(max_iter=500))
+    elif kind == "clip+scaler+logreg":
+        model = make_pipeline(PerFeatureClip(0.05), StandardScaler(), LogisticRegression(max_iter=500))
+    else:
+        raise ValueError(f"unknown model kind {kind!r}; known: {MODEL_KINDS}")
+    return model.fit(np.asarray(x, dtype=np.float32), np.asarray(y))
+
+
+def bound_session(model_bytes: bytes):
+    """A test input of 10.io_binding: a real InferenceSession that runs only through IO binding and
+    refuses a run whose output landed in a new buffer (the loop allocated a new output)."""
+    import onnxruntime as ort
+
+    class BoundSession(ort.InferenceSession):
+        """An InferenceSession whose run() is refused and whose run_with_iobinding() checks that every
+        run writes its output to the same buffer as the first."""
+
+        def __init__(self, model_bytes: bytes):
+            opts = ort.SessionOptions()
+            opts.log_severity_level = 3
+            opts.intra_op_num_threads = 1
+            super().__init__(model_bytes, opts, providers=["CPUExecutionProvider"])
+            self._model_bytes = model_bytes
+            self._first_ptr: int | None = None
+            self._kept: list = []  # outputs kept alive, so a new allocation cannot reuse their address
+            self.runs = 0
+
+        def run(self, output_names, input_feed, run_options=None):
+            raise RuntimeError("this test session runs only through IO binding: use session.io_binding() "
+                               "and session.run_with_iobinding(binding), not session.run()")
+
+        def run_with_ort_values(self, *args, **kwargs):
+            raise RuntimeError("this test session runs only through IO binding (run_with_iobinding)")
+
+        def run_with_iobinding(self, iobinding, run_options=None):
+            super().run_with_iobinding(iobinding, run_options)
+            self.runs += 1
+            outs = iobinding.get_outputs()
+            if not len(outs):
+                raise RuntimeError("the binding has no output bound: bind one with bind_ortvalue_output "
+                                   "(or bind_output)")
+            ptr = outs[0].data_ptr()
+            self._kept.append(outs[0])
+            if self._first_ptr is None:
+                self._first_ptr = ptr
+            elif ptr != self._first_ptr:
+                raise RuntimeError(f"run {self.runs}: the output was written to a new buffer, not the one of the "
+                                   "first run — bind one output once, before the loop, and reuse the binding")
+
+        def __deepcopy__(self, memo):  # the check copies its inputs before each call
+            return type(self)(self._model_bytes)
+
+    return BoundSession(model_bytes)
