@@ -154,14 +154,11 @@ def _points(p: float) -> str:
     return repr(int(p)) if p == int(p) else repr(p)
 
 
-def learner_module(lesson: str, exercises: list[Exercise], material: bool) -> str:
-    """The text of `labkit/exercises/lNN.py` for these exercises (deterministic: spec order, repr strings).
-    `material`: re-export `labkit/material/lNN.py`, which the notebooks import from here."""
+def learner_module(lesson: str, exercises: list[Exercise]) -> str:
+    """The text of `labkit/exercises/lNN.py` for these exercises (deterministic: spec order, repr strings)."""
     out = [GENERATED.format(lesson),
            f'"""Lesson {lesson} exercises, learner side: what each exercise is (no answers, no test inputs)."""',
            f"from ..checks.registry import {'Question, declare' if any(e.questions for e in exercises) else 'declare'}"]
-    if material:
-        out.append(f"from ..material.l{lesson} import *  # noqa: F401,F403 (the lesson material notebooks import)")
     for ex in exercises:
         out += ["", f"declare({ex.id!r}, title={ex.title!r}, points={_points(ex.points)}, kind={ex.kind!r}"]
         if ex.hints:
@@ -237,8 +234,7 @@ def assign(root: Path | None = None, check_only: bool = False) -> list[str]:
     made = set()
     for path in sorted(judges.glob("l[0-9][0-9].py")):
         lesson = path.stem[1:]
-        text = learner_module(lesson, _spec_exercises(lesson, path),
-                              (root / "labkit" / "material" / path.name).is_file())
+        text = learner_module(lesson, _spec_exercises(lesson, path))
         problems += _sync(generated / path.name, text, f"labkit/exercises/{path.name}", check_only)
         made.add(path.name)
     for extra in sorted({p.name for p in generated.glob("l[0-9][0-9].py")} - made):

@@ -1,8 +1,8 @@
 """Lesson 02 material, learner side: what the notebook hands out and the factories a graded kernel
 builds test inputs with (`plain.Make("labkit.material.l02:name", ...)`). No answers, no test inputs.
 
-Written by hand; the generated `labkit/exercises/l02.py` re-exports `__all__` for the notebooks, which
-import it from there."""
+Written by hand (the notebooks import it); the generated `labkit/exercises/lNN.py`
+holds only declarations."""
 from __future__ import annotations
 
 import numpy as np
