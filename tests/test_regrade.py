@@ -27,7 +27,7 @@ FULL_RELU, FULL_QUIZ = f"{RELU.points:g}", f"{QUIZ.points:g}"
 
 
 def grade(subs, out, *extra):
-    cmd = [sys.executable, "-m", "labkit.cli", "grade", "00", *map(str, subs), "--out", str(out), "--jobs", "2",
+    cmd = [sys.executable, "-m", "labkit.cli", "grade", "00", *map(str, subs), "--out", str(out), "--jobs", "1",
            "--no-progress", *extra]
     return subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=600, env=dict(os.environ))
 
