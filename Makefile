@@ -48,8 +48,10 @@ test-notebooks: $(STAMP)
 test-grading: $(STAMP)
 	$(PYTEST) tests -m "grading and not browser" $(PYTEST_ARGS) --durations=15
 
+# Browser tests spread one by one (--dist load): each worker starts its own JupyterLab and Chromium,
+# which costs less than leaving one core idle while test_browser.py runs on the other.
 test-browser: $(STAMP) system-deps
-	$(PYTEST) tests -m browser $(PYTEST_ARGS) --durations=15
+	$(PYTEST) tests -m browser -n 2 --dist load --durations=15
 
 # Committed outputs must hold on any CPU: nbval once more over solutions/ with PyTorch's portable
 # kernels (no AVX2/AVX-512) and one ONNX Runtime thread per session (an IPython startup file).
