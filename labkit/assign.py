@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-import importlib
 import json
 import re
 import sys

@@ -7,7 +7,7 @@ import numpy as np
 
 from labkit.checks import (Question, TestResult, error_line, exercise, expect_close, expect_equal, load_onnx,
                           ort_session, quiz)
-from labkit.material.l02 import OLD_OPSET, model_to_repair, small_cnn
+from labkit.material.l02 import model_to_repair, small_cnn
 from labkit.plain import Raised
 
 #: the ResNet-50 input and output names in the onnx package's light model

@@ -600,8 +600,6 @@ def _custom_answer_problem(got) -> str:
           ],
           cases=custom_op_cases, tests=CUSTOM_TESTS, skill=CUSTOM_BEHAVIOUR)
 def _custom_op(outputs, seed):
-    import onnx
-
     (threshold,), = custom_op_cases(seed)
     got = outputs[0] if isinstance(outputs, list) and len(outputs) == 1 else outputs
     model, why = load_onnx(got) if isinstance(got, OnnxBlob) else (None, _custom_answer_problem(got))

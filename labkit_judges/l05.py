@@ -2,12 +2,16 @@
 formula, then in a graph), ORT levels, portable files."""
 from __future__ import annotations
 
-from labkit.material.l05 import _PAIRS, IN_CHANNELS, PRACTICE_SEED, SIZE, practice_model  # noqa: F401
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from labkit.checks import Question, TestResult, error_line, exercise, expect_close, load_onnx, quiz
+from labkit.material.l05 import IN_CHANNELS, SIZE, practice_model
 from labkit.plain import Raised
+
+if TYPE_CHECKING:
+    import onnx
 
 #: the domain of ONNX Runtime's blocked-layout (NCHWc) operators: tied to the CPU's vector width
 NCHWC_DOMAIN = "com.microsoft.nchwc"

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from labkit.checks import Question, TestResult, error_line, exercise, expect_close, load_onnx, ort_session, quiz
-from labkit.plain import OnnxBlob, Raised
+from labkit.plain import Raised
 
 # ---------------------------------------------------------------- reference implementations
 

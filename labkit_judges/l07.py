@@ -2,9 +2,6 @@
 .ort file that matches, NNAPI coverage, choosing a backend."""
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
-
 import numpy as np
 
 from labkit import android

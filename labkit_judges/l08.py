@@ -234,7 +234,7 @@ def _web_model(answer, seed):
     inp = sess.get_inputs()[0]
     if len(sess.get_inputs()) != 1 or inp.type != "tensor(uint8)":
         yield TestResult(_WEB_STEPS[1], False,
-                         f"the page feeds one uint8 input (raw pixels 0..16, preprocessing baked in); this model takes "
+                         "the page feeds one uint8 input (raw pixels 0..16, preprocessing baked in); this model takes "
                          + ", ".join(f"{i.name} {i.type} {i.shape}" for i in sess.get_inputs()))
         yield from rest(1, "the outputs are wrong, so the rest does not count")
         return

@@ -8,7 +8,7 @@ import pytest
 
 import labkit
 from labkit import plain
-from labkit.checks import (JUDGES, REGISTRY, RESULT_MIME, Question, Result, TestResult, declare, evaluate,
+from labkit.checks import (JUDGES, REGISTRY, RESULT_MIME, Question, Result, declare, evaluate,
                            exercise, expect_close, expect_equal, get, judge_saved, judge_spec, panel_html, quiz)
 from labkit.plain import NotPlain, OnnxBlob, Raised
 

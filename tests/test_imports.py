@@ -5,6 +5,7 @@ Static checks read every module's `import` statements (ast): module-level ones r
 so a circle among them is a real circle. Imports inside a function run on first call: inside
 `labkit/checks` they may not close a circle either, and the learner-side check modules reach no judge
 code through any import at all. Elsewhere `function_level_circles()` reports them (not failed).
+pyflakes finds unused imports and undefined names in the packages, the tests and the bench.
 """
 from __future__ import annotations
 
@@ -223,3 +224,30 @@ def test_grading_package_names_load_on_first_use():
     loaded = _loaded("import labkit.grading as g; assert callable(g.load_lesson) and g.COLUMNS; import sys; "
                      "assert 'labkit.grading.batch' not in sys.modules")
     assert "labkit.grading.lesson" in loaded and "labkit.grading.reports" in loaded
+
+
+def test_no_unused_import_or_undefined_name():
+    """pyflakes over the packages, the tests and the bench: an unused import or variable is dead code, an
+    undefined name a crash waiting for its line. A line marked `# noqa` is a deliberate re-export."""
+    from pyflakes import api, reporter
+
+    class Collect(reporter.Reporter):
+        def __init__(self):
+            self.found: list[str] = []
+
+        def flake(self, message):
+            line = Path(message.filename).read_text(encoding="utf-8").splitlines()[message.lineno - 1]
+            if "# noqa" not in line:
+                self.found.append(f"{Path(message.filename).relative_to(ROOT)}:{message.lineno}: "
+                                  f"{message.message % message.message_args}")
+
+        def syntaxError(self, filename, msg, lineno, offset, text):
+            self.found.append(f"{filename}:{lineno}: {msg}")
+
+        def unexpectedError(self, filename, msg):
+            self.found.append(f"{filename}: {msg}")
+
+    found = Collect()
+    for folder in ("labkit", "labkit_judges", "tests", "bench"):
+        api.checkRecursive([str(ROOT / folder)], found)
+    assert not found.found, "\n".join(found.found)

@@ -297,7 +297,6 @@ def grade(opts: Options) -> int:
     tmp_root = make_tmp_root()
     if protection.mode == "unprivileged-user":  # no bind mounts: the kernel's uid must walk to its slot and data
         os.chmod(tmp_root, 0o711)
-    pool = None
     if threading.current_thread() is threading.main_thread():  # `kill`: clean up as Ctrl-C does
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     try:

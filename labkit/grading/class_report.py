@@ -172,7 +172,7 @@ def report_html(run: Run, roster=None) -> str:
             f"<h2 id='files'>Files that could not be graded</h2>"
             + (f"<table><tr><th>learner</th><th>why (one message for the whole file)</th></tr>{file_rows}</table>"
                if whole else "<p>none</p>")
-            + f"<h2 id='trouble'>Exercises that errored or timed out</h2>"
+            + "<h2 id='trouble'>Exercises that errored or timed out</h2>"
             + (f"<table><tr><th>learner</th><th>exercise</th><th>status</th><th>message</th></tr>{trouble_rows}</table>"
                if trouble else "<p>none</p>")
             + (f"<h2 id='absent'>On the roster, nothing handed in</h2><p>{e(', '.join(absent)) or 'none'}</p>"

@@ -9,7 +9,6 @@ cells before it) and a kernel that dies is replaced the same way, so the other e
 """
 from __future__ import annotations
 
-import asyncio
 import os
 import time
 from dataclasses import dataclass

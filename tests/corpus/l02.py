@@ -3,7 +3,7 @@ import re
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper, numpy_helper, version_converter
+from onnx import TensorProto, numpy_helper, version_converter
 
 from corpus import Right, Wrong
 from labkit.material.l02 import model_to_repair

@@ -152,7 +152,7 @@ def _noise(images):
 
 
 def _wrong_path_returned(model_path, images):
-    m = _calib()(model_path, images)
+    _calib()(model_path, images)
     return "artifacts/cnn_static_int8.onnx"
 
 
