@@ -27,6 +27,7 @@ import nbformat
 from .cells import EXERCISE_ID, cell_source, exercise_tag
 from .checks.judging import JUDGE_PACKAGE, lesson_specs
 from .checks.registry import Exercise
+from .fsutil import course_root
 
 BEGIN = re.compile(r"^(\s*)### BEGIN SOLUTION\s*$")
 END = re.compile(r"^\s*### END SOLUTION\s*$")
@@ -128,14 +129,6 @@ def make_lesson(solution: nbformat.NotebookNode, where: str = "") -> nbformat.No
     lab["lesson_version"] = lesson_version(nb)  # an outdated submission is reported as outdated
     nb.metadata["labkit"] = lab
     return nb
-
-
-def course_root() -> Path:
-    """The folder holding solutions/ and lessons/: the working directory or the package's checkout."""
-    for cand in (Path.cwd(), Path(__file__).resolve().parents[1]):
-        if (cand / "solutions").is_dir():
-            return cand
-    raise FileNotFoundError("no solutions/ folder here: run labkit from the course's root folder")
 
 
 def render(path: Path) -> str:

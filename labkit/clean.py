@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="change nothing; exit 1 when a notebook is not clean")
     args = parser.parse_args(argv)
     if not args.paths:
-        from .assign import course_root
+        from .fsutil import course_root
 
         root = course_root()
         args.paths = [str(root / "solutions"), str(root / "lessons")]

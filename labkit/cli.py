@@ -33,7 +33,7 @@ def _doctor(args) -> int:
 
 
 def _solutions(args) -> list[Path]:
-    from .assign import course_root
+    from .fsutil import course_root
 
     root = course_root()
     paths = sorted((root / "solutions").glob("*.ipynb"))

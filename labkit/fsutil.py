@@ -1,11 +1,25 @@
-"""The one atomic file writer of the grader and the answer records, and the one bounded reader of
-files a learner or a previous run may have tampered with."""
+"""Files and folders: the one atomic file writer of the grader and the answer records, the one bounded
+reader of files a learner or a previous run may have tampered with, and where the course lives."""
 from __future__ import annotations
 
 import os
 import stat
 import tempfile
 from pathlib import Path
+
+
+def checkout() -> Path:
+    """The folder above the `labkit` package: the course's clone (package.json, solutions/, lessons/)."""
+    return Path(__file__).resolve().parents[1]
+
+
+def course_root() -> Path:
+    """The folder holding solutions/ and lessons/: the working directory if it has solutions/, else the
+    package's checkout (a maintainer may run labkit from a copy of the course)."""
+    for cand in (Path.cwd(), checkout()):
+        if (cand / "solutions").is_dir():
+            return cand
+    raise FileNotFoundError("no solutions/ folder here: run labkit from the course's root folder")
 
 
 def atomic_write(path: Path, data: str | bytes, mode: int | None = None) -> None:

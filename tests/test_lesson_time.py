@@ -87,7 +87,7 @@ def test_cli_write_then_check(tmp_path, monkeypatch, capsys):
     (tmp_path / "solutions").mkdir()
     p = tmp_path / "solutions" / "99_x.ipynb"
     nbformat.write(_nb(_md(20), _code()), str(p))
-    monkeypatch.setattr("labkit.assign.course_root", lambda: tmp_path)
+    monkeypatch.setattr("labkit.fsutil.course_root", lambda: tmp_path)
     assert main(["lesson-time", "--check"]) == 1
     assert main(["lesson-time", "--write", "99"]) == 0
     assert main(["lesson-time", "--check"]) == 0

@@ -82,7 +82,7 @@ def _executable(zf: zipfile.ZipFile, name: str, text: str) -> None:
 def build_bundle(lesson: str, out: Path, solutions: Path | None = None) -> Path:
     """Write the autograder zip for one lesson; returns its path."""
     from .lesson import resolve_lesson
-    from ..assign import course_root
+    from ..fsutil import course_root
 
     sol = resolve_lesson(lesson, solutions)
     import labkit

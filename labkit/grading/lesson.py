@@ -37,7 +37,7 @@ class Lesson:
 
 
 def course_solutions() -> Path:
-    from ..assign import course_root
+    from ..fsutil import course_root
 
     return course_root() / "solutions"
 
