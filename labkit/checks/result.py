@@ -40,7 +40,7 @@ class Result:
 
     @classmethod
     def from_dict(cls, d: dict) -> "Result":
-        """Rebuild a verdict from `to_dict()` output (results.json, the judge's JSON)."""
+        """Rebuild a verdict from `to_dict()` output (the verdict process's JSON line; results.json has its own reader)."""
         tests = [TestResult(str(t.get("name", "")), bool(t.get("passed")), str(t.get("message", "")))
                  for t in d.get("tests", []) if isinstance(t, dict)]
         status = d.get("status") if d.get("status") in STATUSES else "error"
