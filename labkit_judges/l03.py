@@ -25,6 +25,7 @@ from labkit import plain
 from labkit.checks import (Question, TestResult, error_line, exercise, expect_close, expect_equal, load_onnx,
                           ort_session, quiz)
 from labkit.plain import Make, OnnxBlob, Raised
+from labkit.text import exception_text
 
 #: batch sizes every ONNX answer is run at
 BATCHES = (1, 7, 64)
@@ -83,13 +84,6 @@ def course_logits() -> np.ndarray:
     return ort_session(course_model_onnx()).run(None, {"x": _normalized(x_raw)})[0]
 
 
-def _short(e: BaseException, n: int = 200) -> str:
-    from labkit.text import shorten
-
-    text = shorten(e, n)
-    return f"{type(e).__name__}: {text}" if text else type(e).__name__
-
-
 def _dims(value_info) -> list:
     """A graph input's shape as a list: ints for fixed dims, strings for symbolic ones, None if unknown."""
     t = value_info.type.tensor_type
@@ -114,7 +108,7 @@ def _run(sess, name: str, x: np.ndarray):
     try:
         return np.asarray(sess.run(None, {name: x})[0]), None
     except Exception as e:
-        return None, _short(e, 180)
+        return None, exception_text(e, 180)
 
 
 def _training_mode_nodes(model) -> list[str]:
