@@ -1,5 +1,6 @@
 """Short texts for panels, feedback and reports: one place that cuts a message at a word boundary with
-"…", drops terminal colour codes and finds an exception's real cause."""
+"…", drops terminal colour codes, finds an exception's real cause, and keeps a CSV cell from being
+run as a spreadsheet formula."""
 from __future__ import annotations
 
 import re
@@ -66,3 +67,10 @@ def for_beginners(e: BaseException, message: str) -> str:
                 "`and`, `or` ask one yes/no question about the whole array; compute element by element instead "
                 "(NumPy has elementwise functions for this), not with a.any() or a.all()")
     return message
+
+
+def spreadsheet_safe(value: object) -> str:
+    """`value` as one line of text that no spreadsheet runs as a formula (a leading = + - @ gets a quote;
+    numbers, negative ones too, are left alone): every CSV cell a learner's text can reach."""
+    s = " ".join(str(value).split())
+    return "'" + s if s[:1] in ("=", "+", "-", "@") and not re.fullmatch(r"-?\d+(\.\d+)?", s) else s

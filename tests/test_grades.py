@@ -315,3 +315,13 @@ def test_class_report_renders_in_chromium(run_dir):
         assert "accuracy 18.0%" in page.inner_text("#mistakes ~ h3 + table") or "accuracy 18.0%" in page.inner_text("body")
         page.screenshot(path=str(shots / "class-report.png"), full_page=True)
         browser.close()
+
+
+@pytest.mark.parametrize("text, cell", [("=HYPERLINK(1)", "'=HYPERLINK(1)"), ("+1+2", "'+1+2"), ("@SUM(A1)", "'@SUM(A1)"),
+                                        ("-2+3", "'-2+3"), ("-2.5", "-2.5"), ("4", "4"), ("Zoë =1", "Zoë =1"),
+                                        ("a\tb\nc", "a b c")])
+def test_every_csv_cell_is_spreadsheet_safe(text, cell):
+    """One guard for grades.csv and every export: a leading = + - @ is quoted, numbers are kept."""
+    from labkit.text import spreadsheet_safe
+
+    assert spreadsheet_safe(text) == cell

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..fsutil import atomic_write
+from ..text import spreadsheet_safe
 from .results import Learner, ResultsError, Run, read_checked
 
 FORMATS = ("canvas", "moodle", "gradescope", "csv")
@@ -32,14 +33,6 @@ PLAIN_ALIASES = {"student": "student", "learner": "student", "name": "name", "fu
                  "section": "section", "id_number": "id_number", "id number": "id_number", "sis_user_id": "id_number",
                  "sis user id": "id_number", "sid": "id_number", "student id": "id_number",
                  "participant": "participant", "identifier": "participant"}
-
-
-def safe_cell(value: object) -> str:
-    """A text cell no spreadsheet runs as a formula (numbers are left alone)."""
-    s = " ".join(str(value).split())
-    if s[:1] in ("=", "+", "-", "@", "\t", "\r") and not re.fullmatch(r"-?\d+(\.\d+)?", s):
-        return "'" + s
-    return s
 
 
 @dataclass(frozen=True)
@@ -320,8 +313,8 @@ def canvas_csv(runs: list[Run], roster: Roster | list[RosterEntry], columns: lis
         by = m.matched.get(i, {})
         if not all(r.lesson in by for r in runs):
             continue
-        rows.append([safe_cell(entry.name or entry.student), safe_cell(entry.id), safe_cell(entry.id_number),
-                     safe_cell(entry.login), safe_cell(entry.section)] + [f"{by[r.lesson].points:g}" for r in runs])
+        rows.append([spreadsheet_safe(entry.name or entry.student), spreadsheet_safe(entry.id), spreadsheet_safe(entry.id_number),
+                     spreadsheet_safe(entry.login), spreadsheet_safe(entry.section)] + [f"{by[r.lesson].points:g}" for r in runs])
     return _csv(rows), m
 
 
@@ -341,7 +334,7 @@ def moodle_csv(runs: list[Run], roster: Roster | list[RosterEntry], key: str = "
     for i, entry in enumerate(roster.entries):
         by = m.matched.get(i, {})
         if all(r.lesson in by for r in runs):
-            rows.append([safe_cell(getattr(entry, attr))] + [f"{by[r.lesson].points:g}" for r in runs])
+            rows.append([spreadsheet_safe(getattr(entry, attr))] + [f"{by[r.lesson].points:g}" for r in runs])
     return _csv(rows), m
 
 
@@ -356,7 +349,7 @@ def wide_csv(runs: list[Run]) -> str:
     rows = [head, ["max points", ""] + [f"{m:g}" for r in runs for m in [*(m for _, _, m in r.exercises), r.max_points]]
             + [f"{sum(r.max_points for r in runs):g}"]]
     for s in students:
-        row, total = [safe_cell(s), safe_cell(names.get(s, s))], 0.0
+        row, total = [spreadsheet_safe(s), spreadsheet_safe(names.get(s, s))], 0.0
         for r in runs:
             learner = r.learner(s)
             for i, _, _ in r.exercises:

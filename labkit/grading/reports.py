@@ -8,7 +8,6 @@ import html
 import io
 import json
 import os
-import re
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import Any, Iterable
 
 from ..checks.result import LABELS
 from ..fsutil import atomic_write
+from ..text import spreadsheet_safe
 from .lesson import Lesson
 from .results import ExerciseResult, Learner, ResultsError, load_run, read_record, write_record
 from .submissions import Submission
@@ -87,18 +87,13 @@ def write_grades(out: Path, records: dict[str, Learner]) -> None:
     write_csv(out / "grades.csv", grade_rows(sorted(records.values(), key=lambda r: r.student.lower())))
 
 
-def _csv_cell(value: Any) -> str:
-    s = " ".join(str(value).split())
-    return "'" + s if s[:1] in ("=", "+", "-", "@") and not re.fullmatch(r"-?\d+(\.\d+)?", s) else s
-
-
 def write_csv(path: Path, rows: list[dict]) -> None:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(COLUMNS)
     for r in rows:
-        w.writerow([_csv_cell(r["student"]), r["lesson"], r["exercise"], f"{r['points']:g}", f"{r['max_points']:g}",
-                    r["status"], _csv_cell(r["message"])])
+        w.writerow([spreadsheet_safe(r["student"]), r["lesson"], r["exercise"], f"{r['points']:g}", f"{r['max_points']:g}",
+                    r["status"], spreadsheet_safe(r["message"])])
     atomic_write(path, buf.getvalue())
 
 
