@@ -39,8 +39,9 @@ test: $(STAMP) system-deps
 test-fast: $(STAMP)
 	$(PYTEST) tests -m "not ($(SLOW) or network)" $(PYTEST_ARGS)
 
+# Network tests wait on the index more than on the CPU: spread one by one over both workers.
 test-network: $(STAMP)
-	$(PYTEST) tests -m "network and not ($(SLOW))" -p no:xdist
+	$(PYTEST) tests -m "network and not ($(SLOW))" -n 2 --dist load
 
 test-notebooks: $(STAMP)
 	$(PYTEST) tests solutions $(NBVAL) -m "notebooks and not (grading or browser)" $(PYTEST_ARGS) --durations=15
