@@ -102,6 +102,28 @@ def test_rebuild_is_linear(lesson):
     assert any("8000 code cells you added" in n for ns in rebuilt.notes.values() for n in ns)
 
 
+def test_rebuild_stages_find_answers_and_note_changes():
+    cells = [{"cell_type": "code", "source": "a = 1", "id": "s1", "metadata": {}},
+             {"cell_type": "code", "source": "ans", "id": "s2", "metadata": {"tags": ["answer:00.relu"]}},
+             {"cell_type": "code", "source": "chk", "id": "s3", "metadata": {"tags": ["check:00.relu"]}}]
+    notes: dict[str, list[str]] = {"00.relu": [], "00.quiz": []}
+    untagged = [dict(cells[0]), {"cell_type": "code", "source": "mine", "id": "s2", "metadata": {}}]
+    assert rebuild.answer_cell(cells[1], "00.relu", rebuild.index_submission(untagged), notes) == 1
+    assert "found by its cell id" in notes["00.relu"][0]
+    twice = rebuild.index_submission([dict(cells[1], id="other"), cells[1]])
+    assert rebuild.answer_cell(cells[1], "00.relu", twice, notes) == 1  # the one with the original id
+    assert "2 cells are tagged answer:00.relu; the one with the original cell id" in notes["00.relu"][1]
+    assert rebuild.answer_cell(cells[1], "00.relu", rebuild.index_submission([cells[0]]), notes) is None
+    # an added cell counts under the next exercise after it; a deleted instructor cell is noted, not run
+    sub = rebuild.index_submission([{"cell_type": "code", "source": "extra", "id": "new", "metadata": {}}, *cells[1:]])
+    notes = {"00.relu": [], "00.quiz": []}
+    sol_ids = rebuild.note_changed_cells(cells, {}, sub, rebuild.next_exercise(cells, ["00.relu", "00.quiz"]), notes)
+    rebuild.note_added_cells(sub, {1}, sol_ids, "00.quiz", notes)
+    assert sol_ids == {"s1", "s2", "s3"} and notes["00.quiz"] == []
+    assert notes["00.relu"] == ["a cell above this exercise was deleted; the original ran",
+                                "1 code cell you added above this exercise was not run (only answer cells are graded)"]
+
+
 # ---------------------------------------------------------------- lesson: the cache key covers the verdict path
 
 
