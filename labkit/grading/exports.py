@@ -89,6 +89,48 @@ def read_roster(path: str | os.PathLike) -> Roster:
       assignment's grading worksheet (`Identifier` = "Participant 123", `Full name`, `Email address` …);
     * plain: any of student (as graded), name, id, email, login, id_number, section."""
     path = Path(path)
+    table = _roster_table(path)
+    low = table.low
+    if "student" in low and "id" in low and ("sis login id" in low or "sis user id" in low):
+        kind, entries, assignments = "canvas", *_canvas_roster(table)
+    elif "identifier" in low and "full name" in low:
+        kind, entries, assignments = "moodle", _moodle_worksheet_roster(table), {}
+    elif "first name" in low and "last name" in low:
+        kind, entries, assignments = "moodle", _moodle_participants_roster(table), {}
+    elif any(PLAIN_ALIASES.get(h) for h in low):
+        kind, entries, assignments = "plain", _plain_roster(table), {}
+    else:
+        raise ResultsError(f"{path}: not a roster this tool knows: expected a Canvas gradebook export, a Moodle "
+                           f"participants/grades export or worksheet, or a CSV with some of the columns student, "
+                           f"name, id, email, login, id_number; got {table.head[:8]}")
+    _check_unique(path, entries)
+    return Roster(kind, entries, assignments)
+
+
+@dataclass(frozen=True)
+class _Table:
+    """A roster file's rows: its header as written and lower-cased (to find columns), and the rest."""
+
+    head: list[str]
+    low: list[str]
+    rows: list[list[str]]
+
+    def col(self, *names: str) -> int | None:
+        """The position of the first of `names` among the columns (None when absent)."""
+        return next((self.low.index(n) for n in names if n in self.low), None)
+
+    def body(self) -> list[tuple[int, list[str]]]:
+        """The rows after the header with their line numbers, blank rows left out."""
+        return [(n, row) for n, row in enumerate(self.rows[1:], start=2) if any(x.strip() for x in row)]
+
+
+def _get(row: list[str], i: int | None) -> str:
+    """Cell `i` of `row`, stripped ('' when the column is absent or the row is short)."""
+    return row[i].strip() if i is not None and i < len(row) else ""
+
+
+def _roster_table(path: Path) -> _Table:
+    """Read a roster file as CSV (UTF-8, a BOM allowed, bounded size); a clear error when it cannot be."""
     try:
         text = read_checked(path, MAX_ROSTER_BYTES).decode("utf-8-sig")
     except FileNotFoundError:
@@ -99,66 +141,61 @@ def read_roster(path: str | os.PathLike) -> Roster:
     if not rows or not any(c.strip() for c in rows[0]):
         raise ResultsError(f"{path} is empty")
     head = [c.strip() for c in rows[0]]
-    low = [c.lower() for c in head]
+    return _Table(head, [c.lower() for c in head], rows)
 
-    def col(*names: str) -> int | None:
-        return next((low.index(n) for n in names if n in low), None)
 
-    def get(row: list[str], i: int | None) -> str:
-        return row[i].strip() if i is not None and i < len(row) else ""
-
-    entries: list[RosterEntry] = []
+def _canvas_roster(table: _Table) -> tuple[list[RosterEntry], dict[str, str]]:
+    """A Canvas gradebook export: its learners (header rows and the test student skipped) and its
+    assignment columns {title: assignment id}."""
+    c = {k: table.col(k) for k in ("student", "id", "sis user id", "sis login id", "section")}
     assignments: dict[str, str] = {}
-    if "student" in low and "id" in low and ("sis login id" in low or "sis user id" in low):
-        kind = "canvas"
-        c = {k: col(k) for k in ("student", "id", "sis user id", "sis login id", "section")}
-        for title in head:
-            m = re.fullmatch(r"(.+?) \((\d+)\)", title)
-            if m:
-                assignments[title] = m.group(2)
-        for n, row in enumerate(rows[1:], start=2):
-            first = get(row, c["student"])
-            joined = " ".join(row).lower()
-            if not any(x.strip() for x in row) or first in ("Points Possible", "Student, Test") \
-                    or (not first and not get(row, c["id"])) or "points possible" in joined \
-                    or "manual posting" in joined:  # Canvas's header rows, and its test student
-                continue
-            entries.append(RosterEntry(first, get(row, c["id"]), get(row, c["sis user id"]), get(row, c["sis login id"]),
-                                       "", get(row, c["section"]), line=n))
-    elif "identifier" in low and "full name" in low:
-        kind = "moodle"
-        c = {k: col(k) for k in ("identifier", "full name", "email address", "id number", "username")}
-        for n, row in enumerate(rows[1:], start=2):
-            if not any(x.strip() for x in row):
-                continue
-            pid = re.sub(r"\D", "", get(row, c["identifier"]))
-            entries.append(RosterEntry(get(row, c["full name"]), id_number=get(row, c["id number"]),
-                                       login=get(row, c["username"]), email=get(row, c["email address"]),
-                                       participant=pid, line=n))
-    elif "first name" in low and "last name" in low:
-        kind = "moodle"
-        c = {k: col(k) for k in ("first name", "last name", "email address", "id number", "username")}
-        for n, row in enumerate(rows[1:], start=2):
-            if not any(x.strip() for x in row):
-                continue
-            entries.append(RosterEntry(f"{get(row, c['first name'])} {get(row, c['last name'])}".strip(),
-                                       id_number=get(row, c["id number"]), login=get(row, c["username"]),
-                                       email=get(row, c["email address"]), line=n))
-    else:
-        kind = "plain"
-        cols = [PLAIN_ALIASES.get(h) for h in low]
-        if not any(cols):
-            raise ResultsError(f"{path}: not a roster this tool knows: expected a Canvas gradebook export, a Moodle "
-                               f"participants/grades export or worksheet, or a CSV with some of the columns student, "
-                               f"name, id, email, login, id_number; got {head[:8]}")
-        for n, row in enumerate(rows[1:], start=2):
-            if not any(x.strip() for x in row):
-                continue
-            d = {k: v.strip() for k, v in zip(cols, row) if k}
-            if "@" in d.get("login", "") and not d.get("email"):
-                d["email"] = d.pop("login")
-            d["participant"] = re.sub(r"\D", "", d.get("participant", ""))
-            entries.append(RosterEntry(**d, line=n))
+    for title in table.head:
+        m = re.fullmatch(r"(.+?) \((\d+)\)", title)
+        if m:
+            assignments[title] = m.group(2)
+    entries: list[RosterEntry] = []
+    for n, row in table.body():
+        first = _get(row, c["student"])
+        joined = " ".join(row).lower()
+        if first in ("Points Possible", "Student, Test") or (not first and not _get(row, c["id"])) \
+                or "points possible" in joined or "manual posting" in joined:  # Canvas's header rows, its test student
+            continue
+        entries.append(RosterEntry(first, _get(row, c["id"]), _get(row, c["sis user id"]), _get(row, c["sis login id"]),
+                                   "", _get(row, c["section"]), line=n))
+    return entries, assignments
+
+
+def _moodle_worksheet_roster(table: _Table) -> list[RosterEntry]:
+    """A Moodle assignment's grading worksheet (`Identifier` = "Participant 123", `Full name` …)."""
+    c = {k: table.col(k) for k in ("identifier", "full name", "email address", "id number", "username")}
+    return [RosterEntry(_get(row, c["full name"]), id_number=_get(row, c["id number"]), login=_get(row, c["username"]),
+                        email=_get(row, c["email address"]), participant=re.sub(r"\D", "", _get(row, c["identifier"])),
+                        line=n) for n, row in table.body()]
+
+
+def _moodle_participants_roster(table: _Table) -> list[RosterEntry]:
+    """A Moodle participants or grades export (`First name, Last name, ID number, Email address` …)."""
+    c = {k: table.col(k) for k in ("first name", "last name", "email address", "id number", "username")}
+    return [RosterEntry(f"{_get(row, c['first name'])} {_get(row, c['last name'])}".strip(),
+                        id_number=_get(row, c["id number"]), login=_get(row, c["username"]),
+                        email=_get(row, c["email address"]), line=n) for n, row in table.body()]
+
+
+def _plain_roster(table: _Table) -> list[RosterEntry]:
+    """A plain CSV: the columns PLAIN_ALIASES knows (a login holding an address is the email)."""
+    cols = [PLAIN_ALIASES.get(h) for h in table.low]
+    entries: list[RosterEntry] = []
+    for n, row in table.body():
+        d = {k: v.strip() for k, v in zip(cols, row) if k}
+        if "@" in d.get("login", "") and not d.get("email"):
+            d["email"] = d.pop("login")
+        d["participant"] = re.sub(r"\D", "", d.get("participant", ""))
+        entries.append(RosterEntry(**d, line=n))
+    return entries
+
+
+def _check_unique(path: Path, entries: list[RosterEntry]) -> None:
+    """Refuse a roster where two lines share an identifier (matching learners to it would be ambiguous)."""
     seen: dict[tuple[str, str], int] = {}
     for e in entries:
         for what in ("id", "email", "login", "id_number", "participant", "student"):
@@ -167,7 +204,6 @@ def read_roster(path: str | os.PathLike) -> Roster:
                 if (what, v) in seen:
                     raise ResultsError(f"{path}: lines {seen[(what, v)]} and {e.line} have the same {what} {v!r}")
                 seen[(what, v)] = e.line
-    return Roster(kind, entries, assignments)
 
 
 def _candidates(learner: Learner, roster: Roster) -> list[RosterEntry]:
