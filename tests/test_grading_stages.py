@@ -124,6 +124,33 @@ def test_rebuild_stages_find_answers_and_note_changes():
                                 "1 code cell you added above this exercise was not run (only answer cells are graded)"]
 
 
+# ---------------------------------------------------------------- batch: the stages before the pool
+
+
+def test_batch_output_folder_is_checked(tmp_path):
+    out = tmp_path / "out"
+    protection = options.Protection("sandbox", "bubblewrap")
+    assert isinstance(batch.open_output(out, [tmp_path / "a.ipynb"], protection), cache.ResultsCache)
+    with pytest.raises(options.GradeError, match="must not lie inside the output folder"):
+        batch.open_output(out, [tmp_path / "a.ipynb", out / "b.ipynb"], protection)
+    (tmp_path / "file").write_text("")
+    with pytest.raises(options.GradeError, match="cannot write the output folder"):
+        batch.open_output(tmp_path / "file" / "out", [], protection)
+
+
+def test_batch_plan_rebuilds_only_what_must_run(tmp_path, lesson):
+    opts = options.parse(["00", "x.ipynb", "--out", str(tmp_path)])
+    results = cache.ResultsCache(tmp_path, trusted=True)
+    good = submissions.Submission(tmp_path / "good.ipynb", "good", "1" * 64, nb=json.loads(LESSON00.read_text()))
+    bad = submissions.Submission(tmp_path / "bad.ipynb", "bad", "2" * 64, error="not a notebook")
+    records, todo, cached = batch.plan(opts, lesson, [good, bad], results, "bundle", "", lambda rebuilt: rebuilt)
+    assert list(records) == ["bad"] and cached == 0
+    assert {x.status for x in records["bad"].exercises} == {"error"}
+    (s, rebuilt, key), = todo
+    assert s is good and s.nb is None and isinstance(rebuilt, rebuild.Rebuilt)
+    assert key == results.entry_key("1" * 64, "bundle")
+
+
 # ---------------------------------------------------------------- lesson: the cache key covers the verdict path
 
 

@@ -14,8 +14,9 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import nbformat
 
@@ -272,27 +273,19 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def grade(opts: Options) -> int:
-    from .cache import ResultsCache, secret_seed
+    """`labkit grade`: check the inputs, prepare the run once, reuse cached grades, grade the rest in a
+    pool of sandboxed workers, then write the class outputs. Returns the exit status."""
+    from .cache import secret_seed
 
     protection = decide_protection(opts.no_sandbox, opts.unprivileged_user)
-    path = resolve_lesson(opts.lesson, opts.solutions)
-    lesson = load_lesson(path, opts.extra_tests)
+    lesson = load_lesson(resolve_lesson(opts.lesson, opts.solutions), opts.extra_tests)
     files = expand(opts.submissions)
     if not files:
         raise GradeError("no submissions found in " + ", ".join(opts.submissions))
     out = opts.out
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        cache = ResultsCache(out, trusted=protection.sandboxed)
-    except OSError as e:
-        raise GradeError(f"cannot write the output folder {out}: {e}") from None
-    if any(os.path.abspath(f).startswith(str(out) + os.sep) for f in files):
-        raise GradeError(f"submissions must not lie inside the output folder {out}")
+    cache = open_output(out, files, protection)
     seed = opts.seed if opts.seed is not None else secret_seed(out)
-    print(f"Grading lesson {lesson.name}: {len(files)} submission(s), {opts.jobs} job(s). "
-          f"Protection: {protection.description}", file=sys.stderr)
-    if not protection.sandboxed:
-        print("labkit grade: WITHOUT A SANDBOX, NOT GUARANTEED:\n  - " + "\n  - ".join(NOT_GUARANTEED), file=sys.stderr)
+    announce(lesson, len(files), opts.jobs, protection)
 
     tmp_root = make_tmp_root()
     if protection.mode == "unprivileged-user":  # no bind mounts: the kernel's uid must walk to its slot and data
@@ -301,49 +294,17 @@ def grade(opts: Options) -> int:
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     try:
         load_extra_tests(lesson.extra_tests)
-        data_hashes = prepare_data(lesson, tmp_root / "data")
-        prepare_inputs(lesson, seed, tmp_root / "inputs")
-        spec = sandbox_spec(opts, protection, tmp_root / "inputs", tmp_root / "data")
-        bundle = bundle_hash(lesson, seed=seed, limits={"kernel": spec.limits, "cell": opts.cell_timeout,
-                                                        "notebook": opts.notebook_timeout, "judge": opts.judge_timeout},
-                             protection_mode=protection.mode, data_hashes=data_hashes)
+        spec, bundle = prepare_run(opts, lesson, protection, seed, tmp_root)
         current_version = current_lesson_version(lesson)
         warm = warm_plan([cell_source(c) for c in lesson.solution.get("cells", []) if c.get("cell_type") == "code"])
-        roots = roots_of(opts.submissions)
-        subs, older, resolution = resolve([read_submission(f, lesson, roots) for f in files])
-        learners = {s.student: s for s in subs}
-        stale = sorted(set(previous_records(out)) - set(learners))
-        for note in resolution.notes:
-            print("  " + note, file=sys.stderr)
-        if stale:
-            print(f"labkit grade: {len(stale)} learner folder(s) in {out / 'students'} are from files no longer "
-                  f"given (not in this run's grades, exports or report): {', '.join(stale[:10])}", file=sys.stderr)
-        write_manifest(out, lesson, subs, older, resolution.notes, stale)
+        subs, learners = read_batch(lesson, files, roots_of(opts.submissions), out)
         subs = _select(opts, lesson, subs)
         previous = ({k: v for k, v in previous_records(out).items() if k in learners}
                     if (opts.only or opts.exercises) else {})
-        records: dict[str, Learner] = {}
-        todo: list[tuple[Submission, Task, str]] = []
-        cached = 0
-        for s in subs:
-            key = cache.entry_key(s.sha or hashlib.sha256(str(s.path).encode()).hexdigest(), bundle)
-            if s.error is not None or s.nb is None:
-                records[s.student] = record(lesson, s, [unjudged(ex, s.status, s.error or "") for ex in lesson.exercises],
-                                            protection="not run", key=key, out=out)
-                continue
-            hit = None if (opts.force or opts.only or opts.exercises) else _cached(cache, key)
-            if hit is not None:
-                records[s.student] = record(lesson, s, hit["results"], hit["protection"], key, hit["seconds"],
-                                            out=out, cells=hit["cells"], cached=True)
-                cached += 1
-                continue
-            rebuilt = build_run(lesson, s.nb)
-            if s.version and current_version and s.version != current_version:
-                outdated_notes(rebuilt, s.version, current_version)
-            s.nb = None  # the parent keeps only what runs
-            todo.append((s, Task(rebuilt, lesson.exercises, lesson.number, seed, lesson.extra_tests,
-                                 opts.cell_timeout, opts.notebook_timeout, opts.judge_timeout, spec,
-                                 str(tmp_root), warm), key))
+        task_for = partial(Task, exercises=lesson.exercises, lesson=lesson.number, seed=seed, extra=lesson.extra_tests,
+                           cell_timeout=opts.cell_timeout, notebook_timeout=opts.notebook_timeout,
+                           judge_timeout=opts.judge_timeout, spec=spec, tmp_root=str(tmp_root), warm=warm)
+        records, todo, cached = plan(opts, lesson, subs, cache, bundle, current_version, task_for)
         for name, rec in records.items():
             records[name] = keep_other_exercises(rec, previous.get(name), opts.exercises)
             write_student(out, records[name])
@@ -354,6 +315,92 @@ def grade(opts: Options) -> int:
         records = {**previous, **records}
     finally:
         _remove(tmp_root)
+    return finish(out, lesson, protection, records, failures)
+
+
+def open_output(out: Path, files: list[Path], protection: Protection) -> ResultsCache:
+    """Create the output folder and open its results cache (trusted only when sandboxed); refuse
+    submissions inside it (the grader writes there)."""
+    from .cache import ResultsCache
+
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        cache = ResultsCache(out, trusted=protection.sandboxed)
+    except OSError as e:
+        raise GradeError(f"cannot write the output folder {out}: {e}") from None
+    if any(os.path.abspath(f).startswith(str(out) + os.sep) for f in files):
+        raise GradeError(f"submissions must not lie inside the output folder {out}")
+    return cache
+
+
+def announce(lesson: Lesson, n_files: int, jobs: int, protection: Protection) -> None:
+    """Say what is graded and how it is protected; without a sandbox, list what is not guaranteed."""
+    print(f"Grading lesson {lesson.name}: {n_files} submission(s), {jobs} job(s). "
+          f"Protection: {protection.description}", file=sys.stderr)
+    if not protection.sandboxed:
+        print("labkit grade: WITHOUT A SANDBOX, NOT GUARANTEED:\n  - " + "\n  - ".join(NOT_GUARANTEED), file=sys.stderr)
+
+
+def prepare_run(opts: Options, lesson: Lesson, protection: Protection, seed: int,
+                tmp_root: Path) -> tuple[SandboxSpec, str]:
+    """Prepare once for the whole batch: the verified data copy, the hidden inputs and the sandbox
+    view; returns that view and the bundle hash (everything a verdict depends on, for the cache key)."""
+    data_hashes = prepare_data(lesson, tmp_root / "data")
+    prepare_inputs(lesson, seed, tmp_root / "inputs")
+    spec = sandbox_spec(opts, protection, tmp_root / "inputs", tmp_root / "data")
+    bundle = bundle_hash(lesson, seed=seed, limits={"kernel": spec.limits, "cell": opts.cell_timeout,
+                                                    "notebook": opts.notebook_timeout, "judge": opts.judge_timeout},
+                         protection_mode=protection.mode, data_hashes=data_hashes)
+    return spec, bundle
+
+
+def read_batch(lesson: Lesson, files: list[Path], roots: tuple[str, ...],
+               out: Path) -> tuple[list[Submission], set[str]]:
+    """Read every file and resolve them to one submission per learner; report the resolution and the
+    stale learner folders of earlier runs, and write the manifest. Returns the submissions and learners."""
+    subs, older, resolution = resolve([read_submission(f, lesson, roots) for f in files])
+    learners = {s.student for s in subs}
+    stale = sorted(set(previous_records(out)) - learners)
+    for note in resolution.notes:
+        print("  " + note, file=sys.stderr)
+    if stale:
+        print(f"labkit grade: {len(stale)} learner folder(s) in {out / 'students'} are from files no longer "
+              f"given (not in this run's grades, exports or report): {', '.join(stale[:10])}", file=sys.stderr)
+    write_manifest(out, lesson, subs, older, resolution.notes, stale)
+    return subs, learners
+
+
+def plan(opts: Options, lesson: Lesson, subs: list[Submission], cache: ResultsCache, bundle: str,
+         current_version: str, task_for: Callable[[Rebuilt], Task]) -> tuple[dict[str, Learner], list, int]:
+    """Sort the submissions: unreadable ones become records at once, cached ones reuse their grade,
+    the rest are rebuilt into pool tasks. Returns (records, [(submission, task, cache key)], cached)."""
+    out = opts.out
+    records: dict[str, Learner] = {}
+    todo: list[tuple[Submission, Task, str]] = []
+    cached = 0
+    for s in subs:
+        key = cache.entry_key(s.sha or hashlib.sha256(str(s.path).encode()).hexdigest(), bundle)
+        if s.error is not None or s.nb is None:
+            records[s.student] = record(lesson, s, [unjudged(ex, s.status, s.error or "") for ex in lesson.exercises],
+                                        protection="not run", key=key, out=out)
+            continue
+        hit = None if (opts.force or opts.only or opts.exercises) else _cached(cache, key)
+        if hit is not None:
+            records[s.student] = record(lesson, s, hit["results"], hit["protection"], key, hit["seconds"],
+                                        out=out, cells=hit["cells"], cached=True)
+            cached += 1
+            continue
+        rebuilt = build_run(lesson, s.nb)
+        if s.version and current_version and s.version != current_version:
+            outdated_notes(rebuilt, s.version, current_version)
+        s.nb = None  # the parent keeps only what runs
+        todo.append((s, task_for(rebuilt), key))
+    return records, todo, cached
+
+
+def finish(out: Path, lesson: Lesson, protection: Protection, records: dict[str, Learner], failures: list[str]) -> int:
+    """Write the histogram and the run summary, name the outputs, list the submissions the grader
+    could not grade (exit status 1: re-run to retry them)."""
     histogram(out / "histogram.png", [r.points for r in records.values()], lesson.max_points, lesson.number)
     print(finish_run(out, lesson, protection.description))
     print(f"\nWrote {out / 'grades.csv'}, {out / 'histogram.png'} and a folder per student under "
