@@ -219,6 +219,27 @@ class Runner:
         r = await self._exec(k, "None", PROBE_TIMEOUT)
         return r["what"] == "ok"
 
+    def _skip_from(self, pos: int, why: str) -> None:
+        """Record every cell from `pos` on as skipped, and why."""
+        for p in range(pos, len(self.cells)):
+            self.events.append({"cell": p, "what": "skipped", "why": why})
+
+    async def _replay(self, k: Kernel, done: list[int], bad: set[int], deadline: float,
+                      left: float) -> tuple[Kernel | None, float]:
+        """Re-run in a restarted kernel the cells that ran before, so later answers have what they need.
+        Returns the kernel, or None (stopped, the cell added to `bad`) when one of them loses it again,
+        and the time left as last measured (the next cell's budget)."""
+        for p in done:
+            left = deadline - time.monotonic()
+            if left <= 1:
+                break
+            r = await self._exec(k, self.cells[p].source, min(self.cell_timeout, left))
+            if r["what"] in ("died", "timeout") and not await self._responsive(k):
+                await self._stop(k)
+                bad.add(p)
+                return None, left
+        return k, left
+
     async def run(self) -> list[dict]:
         """Run every cell; return one event per cell ({"cell", "what": ok|error|timeout|died|skipped, ...})."""
         deadline = time.monotonic() + self.notebook_timeout
@@ -231,33 +252,21 @@ class Runner:
             while pos < len(self.cells):
                 left = deadline - time.monotonic()
                 if left <= 1:
-                    for p in range(pos, len(self.cells)):
-                        self.events.append({"cell": p, "what": "skipped", "why": "notebook time limit"})
+                    self._skip_from(pos, "notebook time limit")
                     break
                 if k is None:
                     if restarts > MAX_RESTARTS:
-                        for p in range(pos, len(self.cells)):
-                            self.events.append({"cell": p, "what": "skipped", "why": "the kernel kept dying"})
+                        self._skip_from(pos, "the kernel kept dying")
                         break
                     try:
                         k = await self._start()
                     except Exception as e:
                         if not restarts:  # the first start does not depend on the submission
                             raise RuntimeError(f"the kernel could not start: {shorten(e, 200)}") from None
-                        for p in range(pos, len(self.cells)):
-                            self.events.append({"cell": p, "what": "skipped", "why": "the kernel could not be restarted"})
+                        self._skip_from(pos, "the kernel could not be restarted")
                         break
-                    if restarts:  # replay the cells that ran before, so later answers have what they need
-                        for p in done:
-                            left = deadline - time.monotonic()
-                            if left <= 1:
-                                break
-                            r = await self._exec(k, self.cells[p].source, min(self.cell_timeout, left))
-                            if r["what"] in ("died", "timeout") and not await self._responsive(k):
-                                await self._stop(k)
-                                k = None
-                                bad.add(p)
-                                break
+                    if restarts:
+                        k, left = await self._replay(k, done, bad, deadline, left)
                         if k is None:
                             restarts += 1
                             done = [p for p in done if p not in bad]
