@@ -111,19 +111,10 @@ def test_a_course_widget_is_shown_with_a_static_copy():
     pytest.importorskip("ipywidgets")
     from collections import Counter
 
-    from IPython.core.interactiveshell import InteractiveShell
-
     from labkit.viz import op_diff_explorer
 
     box = op_diff_explorer({"DISABLE": Counter(Conv=2, Relu=2), "ALL": Counter(FusedConv=2)}, base="DISABLE")
-    shell = InteractiveShell.instance()
-    shown: list[dict] = []
-    old = shell.display_pub.publish
-    shell.display_pub.publish = lambda data, metadata=None, **kw: shown.append(data)
-    try:
-        box._ipython_display_()
-    finally:
-        shell.display_pub.publish = old
+    shown = _published(box)
     assert len(shown) == 2
     static, live = shown
     assert "labkit-static" in static["text/html"] and "FusedConv" in static["text/html"]
