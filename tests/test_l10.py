@@ -10,6 +10,8 @@ from labkit.checks import evaluate, get
 from labkit.material import l10 as learner
 from labkit_judges import l10
 
+from corpus.l10 import _bound, _plain_run  # the reference IO-binding loop and its classic mistakes
+
 CPU = "CPUExecutionProvider"
 
 
@@ -50,23 +52,8 @@ def convert_with_clip(model, n_features):
     return sklearn_to_onnx(model, n_features)
 
 
-def predict_bound(session, batches, copy=True):
-    """The reference loop: one binding and one output buffer for every batch. `copy=False` is the
-    classic mistake of keeping views of the bound buffer, which the next run overwrites."""
-    rows, classes = len(batches[0]), session.get_outputs()[0].shape[1]
-    binding = session.io_binding()
-    out = ort.OrtValue.ortvalue_from_shape_and_type([rows, classes], np.float32, "cpu")
-    binding.bind_ortvalue_output(session.get_outputs()[0].name, out)
-    parts = []
-    for x in batches:
-        binding.bind_cpu_input(session.get_inputs()[0].name, x)
-        session.run_with_iobinding(binding)
-        parts.append(out.numpy().copy() if copy else out.numpy())
-    return np.concatenate(parts)
-
-
 @pytest.mark.parametrize("ex, answer", [("10.to_onnx", sklearn_to_onnx), ("10.custom_converter", convert_with_clip),
-                                        ("10.placement", l10.placement_reference), ("10.io_binding", predict_bound)])
+                                        ("10.placement", l10.placement_reference), ("10.io_binding", _bound())])
 def test_references_pass_on_two_seeds(ex, answer):
     for seed in (0, 987654):
         r = evaluate(get(ex), answer, seed=seed)
@@ -220,15 +207,9 @@ def test_placement_messages_name_the_rule():
 
 
 def test_io_binding_messages():
-    def plain_run(session, batches):
-        return np.concatenate([session.run(None, {session.get_inputs()[0].name: x})[0] for x in batches])
-
-    def no_copy(session, batches):
-        return predict_bound(session, batches, copy=False)
-
-    bad = failing(evaluate(get("10.io_binding"), plain_run))
+    bad = failing(evaluate(get("10.io_binding"), _plain_run))
     assert len(bad) == 3 and all("only through IO binding" in m for m in bad.values())
-    r = evaluate(get("10.io_binding"), no_copy)
+    r = evaluate(get("10.io_binding"), _bound(copy=False))  # keeps views of the bound buffer
     assert "view of the bound buffer" in failing(r)["5 batches of 32 rows, 10 classes"], messages(r)
     assert r.points <= r.max_points / 2
 
