@@ -400,7 +400,7 @@ def faithful_cases(seed: int) -> list[tuple]:
 @exercise('03.faithful', title='Decide whether an export is faithful', points=4, kind='function',
           hint=[
               'An export is faithful when both run on inputs it never saw, at batch sizes on both sides of any branch, and agree within a relative tolerance; a run that fails means not faithful.',
-              'onnxruntime.InferenceSession on onnx_model.SerializeToString(), the net under torch.no_grad(), and np.allclose with rtol and atol.',
+              'onnxruntime.InferenceSession on onnx_model.SerializeToString(), the net under torch.no_grad(), and np.allclose with rtol and an atol scaled to the largest logit.',
           ],
           cases=faithful_cases, tests=FAITHFUL_TESTS, skill=FAITHFUL_TESTS)
 def _faithful(outputs, seed):
@@ -426,7 +426,8 @@ def _faithful(outputs, seed):
 _FAITHFUL_WHY = {
     0: "the ONNX model computes what the network computes at every batch size",
     1: "the logits are large (hundreds), so float32 rounding differs by more than 1e-5 in absolute value while "
-       "the relative difference is about 1e-6: compare with a relative tolerance (rtol)",
+       "the relative difference is about 1e-6: compare with a relative tolerance (rtol), and scale atol to the "
+       "largest logit (a logit near 0 carries the rounding of the large terms summed into it)",
     2: "the graph reads the batch size and picks the branch at run time (Shape, Greater, Where): it agrees at every "
        "batch size",
     3: "the Div by 16 is inside the graph, like in forward",

@@ -9,7 +9,7 @@ declare('03.dynamic_batch', title='Export the course CNN with a dynamic batch', 
 
 declare('03.faithful', title='Decide whether an export is faithful', points=4, kind='function', hint=[
     'An export is faithful when both run on inputs it never saw, at batch sizes on both sides of any branch, and agree within a relative tolerance; a run that fails means not faithful.',
-    'onnxruntime.InferenceSession on onnx_model.SerializeToString(), the net under torch.no_grad(), and np.allclose with rtol and atol.',
+    'onnxruntime.InferenceSession on onnx_model.SerializeToString(), the net under torch.no_grad(), and np.allclose with rtol and an atol scaled to the largest logit.',
 ])
 
 declare('03.raw_input', title='Bake the preprocessing into the model', points=4, kind='onnx', hint=[
