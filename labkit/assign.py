@@ -153,6 +153,8 @@ def learner_module(lesson: str, exercises: list[Exercise]) -> str:
            f"from ..checks.registry import {'Question, declare' if any(e.questions for e in exercises) else 'declare'}"]
     for ex in exercises:
         out += ["", f"declare({ex.id!r}, title={ex.title!r}, points={_points(ex.points)}, kind={ex.kind!r}"]
+        if ex.bonus:
+            out[-1] += ", bonus=True"
         if ex.hints:
             out[-1] += ", hint=["
             out += [f"    {h!r}," for h in ex.hints] + ["]"]

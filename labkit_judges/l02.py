@@ -277,7 +277,7 @@ def repair_reference():
               'Writing a new opset number converts nothing: the nodes still have the form of the old opset (attributes that later opsets moved to inputs). Go back to an opset where they are valid, then convert for real.',
               'onnx.checker.check_model(model, full_check=True) names the node it rejects; onnx.version_converter.convert_version does the conversion.',
           ],
-          tests=REPAIR_TESTS, skill=REPAIR_TESTS)
+          tests=REPAIR_TESTS, skill=REPAIR_TESTS, bonus=True)
 def _repair_conversion(answer, seed):
     import onnx
 

@@ -447,7 +447,7 @@ _RAW_TESTS = _classifier_tests(raw=True)
               'Put the preprocessing inside the model: a wrapper module whose forward turns raw uint8 pixels into what the CNN expects, exported with a uint8 example and a dynamic batch.',
               'torch.nn.Module with forward(pixels); Tensor.to(torch.float32); torch.onnx.export(..., dynamo=True, dynamic_shapes=...).',
           ],
-          tests=_RAW_TESTS, skill=(CONSISTENT, MATCHES))
+          tests=_RAW_TESTS, skill=(CONSISTENT, MATCHES), bonus=True)
 def _raw_input(answer, seed):
     return _judge_classifier(answer, seed, raw=True)
 
@@ -593,7 +593,7 @@ def _custom_answer_problem(got) -> str:
               'Write soft-thresholding with standard operators: the sign of x times how far |x| lies beyond the threshold (never below 0); export the module with the threshold it was given.',
               'An onnxscript function using op.Sign, op.Abs, op.Sub, op.Relu, op.Mul (or op.Where); torch.onnx.export(..., custom_translation_table=..., dynamic_shapes=...) and program.model_proto.',
           ],
-          cases=custom_op_cases, tests=CUSTOM_TESTS, skill=CUSTOM_BEHAVIOUR)
+          cases=custom_op_cases, tests=CUSTOM_TESTS, skill=CUSTOM_BEHAVIOUR, bonus=True)
 def _custom_op(outputs, seed):
     (threshold,), = custom_op_cases(seed)
     got = outputs[0] if isinstance(outputs, list) and len(outputs) == 1 else outputs

@@ -455,7 +455,7 @@ def _rewrite_cases(seed: int) -> list[tuple]:
               'A rewrite rule has a pattern to find (MatMul then Add), a replacement (Gemm) and a condition: Gemm takes 2-D inputs only, so the rule must refuse other ranks; Add is commutative.',
               'onnxscript.rewriter.pattern: RewriteRule(target, replacement, condition), RewriteRuleSet(..., commute=True), then onnxscript.rewriter.rewrite(model, pattern_rewrite_rules=...).',
           ],
-          cases=_rewrite_cases, tests=REWRITE_TESTS, skill=REWRITE_TESTS)
+          cases=_rewrite_cases, tests=REWRITE_TESTS, skill=REWRITE_TESTS, bonus=True)
 def _rewrite_rule(outputs, seed):
     from collections import Counter
 

@@ -793,7 +793,7 @@ def _int4_run(got, w, block_size: int, seed: int) -> TestResult:
               'Each column of W is cut along K into blocks (the last one padded); each block gets its own scale and zero point from a range that contains 0, and codes 0..15; MatMulNBits stores the columns first.',
               "np.pad, reshape and transpose (not reshape alone) to (N, n_blocks, block_size), min/max along the last axis, np.round and np.clip; q and zero points as uint8, scales as float32. Compute it yourself: ONNX Runtime's quantizer is not the answer.",
           ],
-          cases=_int4_cases, tests=INT4_TESTS, skill=(*INT4_CASES, INT4_RUN))
+          cases=_int4_cases, tests=INT4_TESTS, skill=(*INT4_CASES, INT4_RUN), bonus=True)
 def _int4_blocks(outputs, seed):
     cases = _int4_cases(seed)
     yield _int4_structure(outputs, cases)

@@ -152,7 +152,7 @@ def _custom_cases(seed: int) -> list[tuple]:
               "skl2onnx knows a class only once it is registered with two functions: one that says the output's type and shape, one that writes the ONNX nodes. Per-feature bounds are a vector, which ONNX's Clip does not take.",
               "skl2onnx's update_registered_converter; read the fitted attributes from operator.raw_operator; elementwise Max and Min broadcast a vector over rows.",
           ],
-          cases=_custom_cases, tests=CUSTOM_TESTS, skill=CUSTOM_TESTS)
+          cases=_custom_cases, tests=CUSTOM_TESTS, skill=CUSTOM_TESTS, bonus=True)
 def _custom(outputs, seed):
     yield from _judge_models(CUSTOM_TESTS, _custom_data(seed), outputs)
 

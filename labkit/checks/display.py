@@ -35,10 +35,13 @@ def panel_html(r: Result) -> str:
     tests = f"<ul style='list-style:none;padding-left:0.5em;margin:4px 0'>{rows}</ul>" if rows else ""
     msg = "" if (r.status == "passed" and r.tests) else f"<div style='margin:4px 0'>{e(r.message)}</div>"
     hint = hint_html(r.hint) if r.status != "passed" else ""
+    ex = REGISTRY.get(r.exercise)
+    unit = "bonus points (outside the lesson's maximum)" if ex is not None and ex.bonus else "points"
+    score = f"<b>{r.points:g}/{r.max_points:g}</b> {unit}" if r.max_points else "points when graded"  # a release
     return (f"<div class='labkit-check labkit-{e(r.status)}' style='border-left:5px solid {color};"
             f"padding:6px 10px;margin:4px 0;background:#f6f8fa;font-family:sans-serif;font-size:13px;color:#24292f'>"
             f"<div><b style='color:{color}'>{LABELS.get(r.status, r.status)}</b> · <code>{e(r.exercise)}</code> "
-            f"{e(r.title)} · <b>{r.points:g}/{r.max_points:g}</b> points</div>{msg}{tests}{hint}</div>")
+            f"{e(r.title)} · {score}</div>{msg}{tests}{hint}</div>")
 
 
 def hint_html(hint: str) -> str:

@@ -68,7 +68,8 @@ def _spec_source(id: str) -> str:
 
 
 def exercise(id: str, *, title: str, points: float, kind: str, hint: Sequence[str], tests: Sequence[str],
-             skill: Sequence[str], cases: Callable[[int], list[tuple]] | None = None) -> Callable[[Callable], Callable]:
+             skill: Sequence[str], cases: Callable[[int], list[tuple]] | None = None,
+             bonus: bool = False) -> Callable[[Callable], Callable]:
     """The one spec of exercise `id`, on its judge `fn(answer, seed)` (a decorator).
 
     `title`, `points`, `kind` ("function", "value" or "onnx") and `hint` (a list of one-line steps: the
@@ -76,7 +77,8 @@ def exercise(id: str, *, title: str, points: float, kind: str, hint: Sequence[st
     (needed exactly for kind "function"). `tests`: every test name the judge can yield, fixed (a test it
     does not yield counts as failed). `skill`: the tests that *are* the exercise (outputs on unseen
     inputs, or the property the exercise teaches); failing any caps the points at half. The judge may
-    also yield `DidNotDo(message)`."""
+    also yield `DidNotDo(message)`. `bonus=True`: the exercise sits in a part the lesson calls optional, and
+    its points count on top of the lesson's maximum (which is what the core asks)."""
     if kind == "quiz":
         raise ValueError(f"{id}: a quiz is specified with quiz(), not @exercise")
     if (kind == "function") != (cases is not None):
@@ -86,7 +88,8 @@ def exercise(id: str, *, title: str, points: float, kind: str, hint: Sequence[st
         raise ValueError(f"{id}: tests= must list distinct test names")
     if not skill or not set(skill) <= set(tests):
         raise ValueError(f"{id}: skill= must name at least one of its tests (the ones that are the exercise)")
-    ex = register(make_exercise(id, title=title, points=points, kind=kind, hint=hint), _spec_source(id))
+    ex = register(make_exercise(id, title=title, points=points, kind=kind, hint=hint, bonus=bonus),
+                  _spec_source(id))
 
     def deco(fn: Callable) -> Callable:
         JUDGES[id] = JudgeSpec(ex, fn, cases, tests=tests, skill=skill)

@@ -46,6 +46,7 @@ class Exercise:
     kind: str
     hint: str = ""          # the hint's steps, one per line (see `hints`)
     questions: tuple[Question, ...] = ()
+    bonus: bool = False     # in a part the lesson calls optional: scored outside the lesson's maximum
 
     @property
     def lesson(self) -> str:
@@ -74,7 +75,7 @@ def _hint_text(hint: str | Sequence[str], id: str) -> str:
 
 
 def make_exercise(id: str, *, title: str, points: float, kind: str, hint: str | Sequence[str] = "",
-                  questions: Sequence[Question] = ()) -> Exercise:
+                  questions: Sequence[Question] = (), bonus: bool = False) -> Exercise:
     """A validated Exercise (learner-visible fields only: quiz questions lose their answers)."""
     if not is_exercise_id(id):
         raise ValueError(f"exercise id {id!r} must look like '01.name'")
@@ -84,7 +85,10 @@ def make_exercise(id: str, *, title: str, points: float, kind: str, hint: str | 
         raise ValueError(f"{id}: questions= is needed exactly when the exercise is a quiz")
     if questions and len({q.key for q in questions}) != len(questions):
         raise ValueError(f"{id}: a quiz needs questions with distinct keys")
-    return Exercise(id, title, float(points), kind, _hint_text(hint, id), tuple(q.public() for q in questions))
+    if not isinstance(bonus, bool):
+        raise ValueError(f"{id}: bonus= is True or False")
+    return Exercise(id, title, float(points), kind, _hint_text(hint, id), tuple(q.public() for q in questions),
+                    bonus)
 
 
 def register(ex: Exercise, source: str) -> Exercise:
@@ -92,7 +96,7 @@ def register(ex: Exercise, source: str) -> Exercise:
     first, the other must agree with it, else the generated module is stale (`source` says which)."""
     old = REGISTRY.get(ex.id)
     if old is not None and old != ex:
-        diff = [f for f in ("title", "points", "kind", "hint", "questions") if getattr(old, f) != getattr(ex, f)]
+        diff = [f for f in ("title", "points", "kind", "hint", "questions", "bonus") if getattr(old, f) != getattr(ex, f)]
         raise ValueError(f"{ex.id}: {source} disagrees with what was loaded before ({', '.join(diff)}): "
                          f"labkit/exercises/l{ex.lesson}.py is stale, run `labkit assign`")
     REGISTRY[ex.id] = ex
@@ -100,13 +104,13 @@ def register(ex: Exercise, source: str) -> Exercise:
 
 
 def declare(id: str, *, title: str, points: float, kind: str, hint: Sequence[str] = (),
-            questions: Sequence[Question] = ()) -> Exercise:
+            questions: Sequence[Question] = (), bonus: bool = False) -> Exercise:
     """Register an exercise on the learner side: what `labkit assign` writes in labkit/exercises/lNN.py
     from the spec (never written by hand). Refuses a quiz question that carries its answer."""
     if any(q.answer or q.why for q in questions):
         raise ValueError(f"{id}: the learner side never holds a quiz's answers")
-    return register(make_exercise(id, title=title, points=points, kind=kind, hint=hint, questions=questions),
-                    f"labkit/exercises/l{id[:2]}.py")
+    return register(make_exercise(id, title=title, points=points, kind=kind, hint=hint, questions=questions,
+                                  bonus=bonus), f"labkit/exercises/l{id[:2]}.py")
 
 
 def _import_lesson(package: str, lesson: str) -> bool:
@@ -132,6 +136,19 @@ def get(id: Any) -> Exercise:
     if id not in REGISTRY:
         raise KeyError(id)
     return REGISTRY[id]
+
+
+def is_bonus(id: str) -> bool:
+    """Whether exercise `id` is a bonus (False for an id no lesson declares)."""
+    try:
+        return get(id).bonus
+    except Exception:
+        return False
+
+
+def core_points(lesson: str) -> float:
+    """A lesson's maximum: the points of its core exercises (bonus exercises count on top)."""
+    return round(sum(e.points for e in lesson_exercises(lesson) if not e.bonus), 2)
 
 
 def lesson_exercises(lesson: str) -> list[Exercise]:

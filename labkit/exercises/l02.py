@@ -12,7 +12,7 @@ declare('02.bad_initializer', title='Find the initializer that breaks shape infe
     "onnx.shape_inference.infer_shapes(model, strict_mode=True) in a try block; model.graph.node and model.graph.initializer to go from the node's name to its initializer.",
 ])
 
-declare('02.repair_conversion', title='Repair a broken opset conversion', points=3, kind='onnx', hint=[
+declare('02.repair_conversion', title='Repair a broken opset conversion', points=3, kind='onnx', bonus=True, hint=[
     'Writing a new opset number converts nothing: the nodes still have the form of the old opset (attributes that later opsets moved to inputs). Go back to an opset where they are valid, then convert for real.',
     'onnx.checker.check_model(model, full_check=True) names the node it rejects; onnx.version_converter.convert_version does the conversion.',
 ])

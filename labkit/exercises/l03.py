@@ -12,12 +12,12 @@ declare('03.faithful', title='Decide whether an export is faithful', points=4, k
     'onnxruntime.InferenceSession on onnx_model.SerializeToString(), the net under torch.no_grad(), and np.allclose with rtol and an atol scaled to the largest logit.',
 ])
 
-declare('03.raw_input', title='Bake the preprocessing into the model', points=4, kind='onnx', hint=[
+declare('03.raw_input', title='Bake the preprocessing into the model', points=4, kind='onnx', bonus=True, hint=[
     'Put the preprocessing inside the model: a wrapper module whose forward turns raw uint8 pixels into what the CNN expects, exported with a uint8 example and a dynamic batch.',
     'torch.nn.Module with forward(pixels); Tensor.to(torch.float32); torch.onnx.export(..., dynamo=True, dynamic_shapes=...).',
 ])
 
-declare('03.custom_op', title='Translate a custom operator to standard ONNX', points=4, kind='function', hint=[
+declare('03.custom_op', title='Translate a custom operator to standard ONNX', points=4, kind='function', bonus=True, hint=[
     'Write soft-thresholding with standard operators: the sign of x times how far |x| lies beyond the threshold (never below 0); export the module with the threshold it was given.',
     'An onnxscript function using op.Sign, op.Abs, op.Sub, op.Relu, op.Mul (or op.Where); torch.onnx.export(..., custom_translation_table=..., dynamic_shapes=...) and program.model_proto.',
 ])

@@ -22,7 +22,7 @@ declare('06.calibration', title='A calibration reader for static quantization', 
     'onnxruntime.quantization: CalibrationDataReader.get_next (returns None when done), quantize_static with quant_format and per_channel; onnx.load for the result.',
 ])
 
-declare('06.int4_blocks', title='Block-wise int4 weights, as MatMulNBits stores them', points=3, kind='function', hint=[
+declare('06.int4_blocks', title='Block-wise int4 weights, as MatMulNBits stores them', points=3, kind='function', bonus=True, hint=[
     'Each column of W is cut along K into blocks (the last one padded); each block gets its own scale and zero point from a range that contains 0, and codes 0..15; MatMulNBits stores the columns first.',
     "np.pad, reshape and transpose (not reshape alone) to (N, n_blocks, block_size), min/max along the last axis, np.round and np.clip; q and zero points as uint8, scales as float32. Compute it yourself: ONNX Runtime's quantizer is not the answer.",
 ])

@@ -7,7 +7,7 @@ declare('10.to_onnx', title='A scikit-learn model to ONNX, probabilities as an a
     'skl2onnx.to_onnx(model, X_sample) reads the input type from a sample; its `options=` argument, keyed by id() of the classifier step, turns ZipMap off.',
 ])
 
-declare('10.custom_converter', title='A converter for a transformer skl2onnx does not know', points=3, kind='function', hint=[
+declare('10.custom_converter', title='A converter for a transformer skl2onnx does not know', points=3, kind='function', bonus=True, hint=[
     "skl2onnx knows a class only once it is registered with two functions: one that says the output's type and shape, one that writes the ONNX nodes. Per-feature bounds are a vector, which ONNX's Clip does not take.",
     "skl2onnx's update_registered_converter; read the fitted attributes from operator.raw_operator; elementwise Max and Min broadcast a vector over rows.",
 ])

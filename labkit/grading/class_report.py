@@ -15,6 +15,7 @@ import io
 import re
 from pathlib import Path
 
+from ..checks.registry import is_bonus
 from .results import Run
 
 TOP_MISTAKES = 8
@@ -42,7 +43,8 @@ def figures(run: Run) -> dict[str, str]:
     out = {}
     fig, ax = plt.subplots(figsize=(6, 3), constrained_layout=True)
     totals = [l.points for l in run.learners]
-    ax.hist(totals, bins=min(20, max(5, int(run.max_points) * 2)), range=(0, run.max_points or 1),
+    top = max([run.max_points, *totals]) or 1   # bonus points can take a total past the maximum
+    ax.hist(totals, bins=min(20, max(5, int(run.max_points) * 2)), range=(0, top),
             color="#0969da", edgecolor="white")
     ax.set_xlabel(f"points (out of {run.max_points:g})")
     ax.set_ylabel("learners")
@@ -143,7 +145,8 @@ def _per_exercise(run: Run, figs: dict[str, str]) -> str:
         got = [l.get(i) for l in run.learners]
         attempted = [g for g in got if g and g.status not in ("not_attempted", "missing")]
         mean = sum(g.points for g in got if g) / max(1, n)
-        rows.append(f"<tr><td><code>{e(i)}</code></td><td>{e(title)}</td><td>{most:g}</td>"
+        worth = f"+{most:g} bonus" if is_bonus(i) else f"{most:g}"   # outside the lesson's maximum
+        rows.append(f"<tr><td><code>{e(i)}</code></td><td>{e(title)}</td><td>{worth}</td>"
                     f"<td>{mean:.2f}</td><td>{100 * pass_rate(run, i):.0f}%</td><td>{len(attempted)}/{n}</td></tr>")
     nobody = [i for i, _, _ in run.exercises
               if all(not l.get(i) or l.get(i).status in ("not_attempted", "missing") for l in run.learners)]

@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..checks.registry import is_bonus
 from ..fsutil import atomic_write
 from ..text import spreadsheet_safe
 from .results import Learner, ResultsError, Run, read_checked
@@ -382,7 +383,9 @@ def wide_csv(runs: list[Run]) -> str:
     for r in runs:
         head += [i for i, _, _ in r.exercises] + [f"{r.lesson} total"]
     head.append("total")
-    rows = [head, ["max points", ""] + [f"{m:g}" for r in runs for m in [*(m for _, _, m in r.exercises), r.max_points]]
+    # a bonus exercise's column has max 0 (as in grades.csv): its points count on top of the maximum
+    rows = [head, ["max points", ""] + [f"{m:g}" for r in runs
+                                        for m in [*(0 if is_bonus(i) else m for i, _, m in r.exercises), r.max_points]]
             + [f"{sum(r.max_points for r in runs):g}"]]
     for s in students:
         row, total = [spreadsheet_safe(s), spreadsheet_safe(names.get(s, s))], 0.0
@@ -407,7 +410,8 @@ def gradescope_learner(run: Run, learner: Learner) -> dict:
             output += f"\nOverride by the instructor ({ex.graded_points:g} -> {ex.points:g} points): {ex.override_reason}"
         if ex.hint and ex.points < ex.max_points:
             output += f"\nHint: {ex.hint}"
-        tests.append({"name": f"{ex.exercise} · {ex.title}", "score": ex.points, "max_score": ex.max_points,
+        tests.append({"name": f"{ex.exercise} · {ex.title}" + (" (bonus)" if ex.bonus else ""), "score": ex.points,
+                      "max_score": 0.0 if ex.bonus else ex.max_points,   # a bonus is outside the maximum
                       "status": "passed" if ex.points >= ex.max_points else "failed", "output": output,
                       "visibility": "visible"})
     return {"score": learner.points, "output": f"{run.lesson_name}: {learner.points:g} / {learner.max_points:g} points",

@@ -19,6 +19,7 @@ class ExerciseInfo:
     points: float
     hint: str
     kind: str
+    bonus: bool = False     # outside the lesson's maximum
 
 
 @dataclass
@@ -33,7 +34,7 @@ class Lesson:
 
     @property
     def max_points(self) -> float:
-        return round(sum(e.points for e in self.exercises), 2)
+        return round(sum(e.points for e in self.exercises if not e.bonus), 2)
 
 
 def course_solutions() -> Path:
@@ -91,8 +92,8 @@ def load_lesson(path: Path, extra_tests: Path | None = None) -> Lesson:
     missing_checks = set(order) - {exercise_tag(c, "check") for c in cells}
     if missing_checks:
         raise GradeError(f"{path.name}: answer cells {sorted(missing_checks)} have no check cell")
-    exercises = [ExerciseInfo(i, registered[i].title, registered[i].points, registered[i].hint, registered[i].kind)
-                 for i in order]
+    exercises = [ExerciseInfo(i, registered[i].title, registered[i].points, registered[i].hint, registered[i].kind,
+                              registered[i].bonus) for i in order]
     extra = ""
     if extra_tests is not None:
         try:

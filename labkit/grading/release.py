@@ -32,7 +32,8 @@ def _md(text: str) -> str:
 
 def feedback_markdown(ex: ExerciseResult) -> str:
     label = LABELS.get(ex.status, ex.status)
-    lines = [f"> **Feedback · `{ex.exercise}` — {label}, {ex.points:g} / {ex.max_points:g} points**", ">",
+    lines = [f"> **Feedback · `{ex.exercise}` — {label}, {ex.points:g} / {ex.max_points:g} "
+             f"{'bonus points' if ex.bonus else 'points'}**", ">",
              f"> {_md(ex.message)}"]
     failing = [t for t in ex.tests if not t.passed]
     for t in failing[:6]:

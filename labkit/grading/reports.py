@@ -120,8 +120,11 @@ def grade_rows(learners: Iterable[Learner]) -> list[dict]:
         for ex in learner.exercises:
             msg = ex.message + (f" [override: {ex.graded_points:g} -> {ex.points:g} points: {ex.override_reason}]"
                                 if ex.overridden else "")
+            if ex.bonus:  # outside the lesson's maximum: the column sums to what the core asks
+                msg = f"bonus (worth {ex.max_points:g} points on top of the maximum): {msg}"
             rows.append({"student": learner.student, "lesson": learner.lesson, "exercise": ex.exercise,
-                         "points": ex.points, "max_points": ex.max_points, "status": ex.status, "message": msg})
+                         "points": ex.points, "max_points": 0.0 if ex.bonus else ex.max_points,
+                         "status": ex.status, "message": msg})
     return rows
 
 
@@ -175,7 +178,8 @@ def histogram(path: Path, totals: list[float], most: float, lesson: str) -> None
 
     fig, ax = plt.subplots(figsize=(6, 3.2), dpi=100)
     bins = min(20, max(5, int(most) * 2)) if most else 10
-    ax.hist(totals, bins=bins, range=(0, most or 1), color="#0969da", edgecolor="white")
+    top = max([most, *totals]) or 1   # bonus points can take a total past the maximum
+    ax.hist(totals, bins=bins, range=(0, top), color="#0969da", edgecolor="white")
     ax.set_xlabel(f"points (out of {most:g})")
     ax.set_ylabel("students")
     ax.yaxis.get_major_locator().set_params(integer=True)
@@ -197,7 +201,8 @@ def summary_table(lesson: Lesson, records: list[Learner], protection: str) -> st
         rs = [r for rec in records for r in rec.exercises if r.exercise == ex.id]
         mean = sum(r.points for r in rs) / len(rs) if rs else 0.0
         counts = " ".join(f"{sum(r.status == s for r in rs):>9}" for s in LABELS)
-        lines.append(f"{ex.id:<22} {ex.points:>5g} {mean:>6.2f} {counts}")
+        worth = f"+{ex.points:g}" if ex.bonus else f"{ex.points:g}"   # a bonus counts on top of the maximum
+        lines.append(f"{ex.id:<22} {worth:>5} {mean:>6.2f} {counts}")
     totals = sorted(rec.points for rec in records)
     most = records[0].max_points
     mid = totals[len(totals) // 2] if len(totals) % 2 else (totals[len(totals) // 2 - 1] + totals[len(totals) // 2]) / 2

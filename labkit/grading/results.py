@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 from ..cells import is_exercise_id
+from ..checks.registry import is_bonus
 from ..checks.result import STATUSES, Result, TestResult
 from ..fsutil import UnreadableFile, atomic_write, read_bounded
 
@@ -71,6 +72,11 @@ class ExerciseResult(Result):
     def overridden(self) -> bool:
         return self.graded_points is not None
 
+    @property
+    def bonus(self) -> bool:
+        """A bonus exercise (its spec says `bonus=True`): its points count on top of the lesson's maximum."""
+        return is_bonus(self.exercise)
+
 
 @dataclass
 class Learner:
@@ -107,7 +113,8 @@ class Learner:
 
     @property
     def max_points(self) -> float:
-        return round(sum(e.max_points for e in self.exercises), 2)
+        """What the core asks: bonus exercises are outside the maximum (their points count in `points`)."""
+        return round(sum(e.max_points for e in self.exercises if not e.bonus), 2)
 
     def get(self, exercise: str) -> ExerciseResult | None:
         return next((e for e in self.exercises if e.exercise == exercise), None)
@@ -253,7 +260,8 @@ class Run:
 
     @property
     def max_points(self) -> float:
-        return round(sum(m for _, _, m in self.exercises), 2)
+        """The lesson's maximum: its core exercises (a bonus exercise's points count on top)."""
+        return round(sum(m for i, _, m in self.exercises if not is_bonus(i)), 2)
 
     def learner(self, student: str) -> Learner | None:
         """By learner id (case-insensitive), else by display name when exactly one learner has it."""
