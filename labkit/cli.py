@@ -1,4 +1,4 @@
-"""The `labkit` command: assign, doctor, bench, run-solutions, clean, course-model, lesson-time, grade."""
+"""The `labkit` command: assign, doctor, bench, run-solutions, clean, course-model, lesson-time, grade, release."""
 from __future__ import annotations
 
 import argparse
@@ -112,7 +112,33 @@ def _lesson_time(args) -> int:
     return bad
 
 
+def _release(args) -> int:
+    from .edition import ReleaseError, build
+
+    try:
+        build(Path(args.out), args.lessons)
+    except (ReleaseError, FileNotFoundError) as e:
+        print(f"labkit release: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+#: modules a graded release leaves out (labkit/edition.py): their commands say so in one line
+INSTRUCTOR_ONLY = ("labkit.grading", "labkit.assign", "labkit.edition", "labkit.lesson_time", "labkit_judges")
+
+
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except ModuleNotFoundError as e:
+        if not (e.name or "").startswith(INSTRUCTOR_ONLY):
+            raise
+        print("labkit: this is the learner's install of a graded release; this command is for instructors "
+              "(run it from the course repository).", file=sys.stderr)
+        return 2
+
+
+def _main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["grades"]:  # after grading: export, report, feedback, override
         from .grading.instructor import main as grades
@@ -149,6 +175,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--check", action="store_true", help="exit 1 if a time line is missing or stale, or a core is over 45 min")
     p.add_argument("--write", action="store_true", help="stamp the time line into each solution's first markdown cell")
     p.set_defaults(fn=_lesson_time)
+    p = sub.add_parser("release", help="write the graded release for learners: lessons and a learner install "
+                       "with public checks, no solution, judge or quiz key (docs/instructors.md)")
+    p.add_argument("out", help="a new folder")
+    p.add_argument("--lessons", nargs="+", default=None, help="lesson numbers (default: all)")
+    p.set_defaults(fn=_release)
     sub.add_parser("clean", help="strip widget state and run metadata from notebooks (labkit clean --help)",
                    add_help=False)
     sub.add_parser("grade", help="grade a class's submissions (labkit grade --help)", add_help=False)

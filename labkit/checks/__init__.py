@@ -27,6 +27,7 @@ from .display import panel_html, quiz_widget, remember_quiz
 from .judging import (INTERACTIVE_SEED, JUDGES, DidNotDo, JudgeSpec, collect_answer, error_line, evaluate,
                       evaluate_unseen, exercise, expect_close, expect_equal, fresh_seed, judge_saved, judge_spec,
                       lesson_specs, load_onnx, not_attempted, ort_session, quiz, quiz_answers, run_judge, score)
+from .public import judges_installed, public_verdict
 from .registry import KINDS, REGISTRY, Exercise, ExerciseModuleError, Question, declare, get, lesson_exercises
 from .result import LABELS, RESULT_MIME, STATUSES, Result, Status, TestResult
 
@@ -53,6 +54,9 @@ def check(id: str, answer: Any = None) -> Result | Recorded:
     if collect_dir:  # a graded kernel: record plain data, the verdict is decided elsewhere
         record_for_grader(ex, answer, Path(collect_dir) / ex.id)
         return Recorded(ex.id)
+    if not judges_installed():  # a graded release: public checks only, no judge or key is here
+        remember_quiz(ex, answer, lambda choices: public_verdict(ex, choices))
+        return public_verdict(ex, answer)
     try:
         remember_quiz(ex, answer, lambda choices: run_judge(ex, choices, INTERACTIVE_SEED))
         return evaluate_unseen(ex, answer)
