@@ -25,7 +25,7 @@ from labkit.grading.results import (DERIVED_KEYS, SCHEMA_VERSION, ExerciseResult
 
 from conftest import ROOT
 
-EXERCISES = [("03.dynamic_batch", "Dynamic batch", 4.0), ("03.raw_input", "Raw input", 4.0), ("03.quiz", "Quiz", 2.0)]
+EXERCISES = [("03.dynamic_batch", "Dynamic batch", 4.0), ("03.faithful", "Faithful", 4.0), ("03.quiz", "Quiz", 2.0)]
 
 
 def _ex(i, title, most, points, status, message, tests=()):
@@ -212,7 +212,7 @@ def test_a_record_round_trips_writer_reader_csv(tmp_path):
     reports.write_csv(tmp_path / "grades.csv", reports.grade_rows([back]))
     rows = list(csv.DictReader(io.StringIO((tmp_path / "grades.csv").read_text())))
     assert [(r["student"], r["lesson"], r["exercise"], r["points"], r["max_points"], r["status"]) for r in rows] == [
-        ("zoe", "03", "03.dynamic_batch", "2", "4", "failed"), ("zoe", "03", "03.raw_input", "4", "4", "passed"),
+        ("zoe", "03", "03.dynamic_batch", "2", "4", "failed"), ("zoe", "03", "03.faithful", "4", "4", "passed"),
         ("zoe", "03", "03.quiz", "1", "2", "failed")]
     assert rows[0]["message"] == rec.exercises[0].message
 

@@ -10,11 +10,13 @@ Five jobs, one module each:
   `labkit_judges/lNN.py`: what the learner sees, references, test inputs, quiz answers); runs the
   judges on plain data only, and scores the tests.
 * `display` (learner side): the HTML panel, the display bundle, the quiz widget.
+* `public` (learner side): a graded release's checks, from public inputs and precomputed outputs.
 * `check()` (here): the facade a notebook calls.
 
 In the learner's notebook, `check()` collects and judges at once (the learner's own machine may
 import the judges). In a graded kernel (`LABKIT_COLLECT_DIR` set) it only records plain data: the
-kernel cannot import `labkit_judges`, and the verdict is decided later in a separate process.
+kernel cannot import `labkit_judges`, and the verdict is decided later in a separate process. In a
+graded release (`labkit release`: no `labkit_judges` installed) it answers from the public checks.
 """
 from __future__ import annotations
 

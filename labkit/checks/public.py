@@ -8,7 +8,8 @@ From that, `check()` answers at once:
 
 * ``outputs``: the learner's function runs on the public inputs; each output is compared with the
   expected one (numbers within `RTOL`/`atol_for`, everything else exactly). Hidden inputs, dtypes and
-  the process an exercise teaches are judged by the grader only.
+  the process an exercise teaches are judged by the grader only. ``shapes``: the same, but arrays are
+  compared by shape only (an exercise whose judge accepts values a plain comparison would not).
 * ``structure``: an ONNX answer must parse and pass `onnx.checker`; what it computes is graded later.
 * ``answered``: a quiz says which questions have an answer, never which are right.
 
@@ -32,7 +33,7 @@ from .result import Result, TestResult
 
 #: where a release keeps its public checks (inside the installed package)
 PUBLIC_DIR = Path(__file__).resolve().parent.parent / "public"
-MODES = ("outputs", "structure", "answered")
+MODES = ("outputs", "shapes", "structure", "answered")
 #: relative tolerance of a public comparison: looser than any judge's, so no correct form fails here
 RTOL = 1e-3
 GRADED = "points are given when your instructor grades: hidden inputs too"
@@ -49,8 +50,9 @@ def atol_for(want: np.ndarray) -> float:
     return 1e-5 + 1e-4 * (float(finite.max()) if finite.size else 0.0)
 
 
-def compare(got: Any, want: Any, where: str = "the result") -> str:
-    """'' when `got` matches the expected plain value `want`, else what differs (one line)."""
+def compare(got: Any, want: Any, where: str = "the result", values: bool = True) -> str:
+    """'' when `got` matches the expected plain value `want`, else what differs (one line). `values=False`:
+    arrays need only the expected shape."""
     if isinstance(got, Raised):
         return f"your function {got.message}"
     if isinstance(want, np.ndarray):
@@ -62,6 +64,8 @@ def compare(got: Any, want: Any, where: str = "the result") -> str:
             return f"{where}: expected an array of shape {want.shape}, got a ragged or non-numeric value"
         if arr.shape != want.shape:
             return f"{where}: expected shape {want.shape}, got shape {arr.shape}"
+        if not values:
+            return ""
         w = want.astype(np.float64)
         exact = want.dtype.kind in "biu"
         ok = (arr == w) | (np.isnan(arr) & np.isnan(w))
@@ -86,23 +90,33 @@ def compare(got: Any, want: Any, where: str = "the result") -> str:
         if not isinstance(got, list) or len(got) != len(want):
             n = f"{len(got)} items" if isinstance(got, list) else plain.describe(got)
             return f"{where}: expected {len(want)} items (a list or tuple), got {n}"
-        return next((m for i, (g, w) in enumerate(zip(got, want)) if (m := compare(g, w, f"{where}[{i}]"))), "")
+        return next((m for i, (g, w) in enumerate(zip(got, want)) if (m := compare(g, w, f"{where}[{i}]", values))),
+                    "")
     if isinstance(want, dict):
         if not isinstance(got, dict) or set(got) != set(want):
             keys = sorted(got) if isinstance(got, dict) else plain.describe(got)
             return f"{where}: expected a dict with keys {sorted(want)}, got {keys}"
-        return next((m for k in want if (m := compare(got[k], want[k], f"{where}[{k!r}]"))), "")
+        return next((m for k in want if (m := compare(got[k], want[k], f"{where}[{k!r}]", values))), "")
     if isinstance(want, OnnxBlob):
         return structure_problem(got, where)
     return f"{where}: cannot be compared here"
 
 
 def structure_problem(got: Any, where: str = "the model") -> str:
-    """'' when `got` is an ONNX model that parses and passes `onnx.checker`, else what is wrong."""
+    """'' when `got` is an ONNX model that parses and passes `onnx.checker` (or an ORT-format model that
+    ONNX Runtime loads), else what is wrong."""
     if isinstance(got, Raised):
         return f"your function {got.message}"
     if not isinstance(got, OnnxBlob):
         return f"{where}: expected an ONNX model, got {plain.describe(got)}"
+    if got.data[4:8] == b"ORTM":  # an ORT-format (flatbuffer) file, as a phone app ships it
+        import onnxruntime as ort
+
+        try:
+            ort.InferenceSession(got.data, providers=["CPUExecutionProvider"])
+        except Exception as e:
+            return f"{where}: ONNX Runtime cannot load this ORT-format model ({exc_message(e)})"
+        return ""
     import onnx
 
     try:
@@ -134,7 +148,7 @@ def public_verdict(ex: Exercise, answer: Any) -> Result:
         return Result(ex.id, title, "error", 0.0, ex.points, "This release has no public check for this "
                       "exercise: it is checked when your instructor grades.", [], ex.hint)
     try:
-        if spec["mode"] == "outputs":
+        if spec["mode"] in ("outputs", "shapes"):
             data = collect(ex, answer, lambda: plain.load_inputs(PUBLIC_DIR / ex.id / "inputs"))
         else:
             data = collect(ex, answer)
@@ -173,5 +187,7 @@ def _tests(mode: str, ex: Exercise, data: Any) -> list[TestResult]:
     expected = plain.load(PUBLIC_DIR / ex.id / "expected")
     if not isinstance(data, list) or len(data) != len(expected):
         return [TestResult("public inputs", False, "the answer did not run on every public input")]
-    return [TestResult(f"public input {i + 1}", not (m := compare(g, w)), m or "matches the reference's output")
+    values = mode == "outputs"
+    said = "matches the reference's output" if values else "the shapes of the reference's output"
+    return [TestResult(f"public input {i + 1}", not (m := compare(g, w, values=values)), m or said)
             for i, (g, w) in enumerate(zip(data, expected))]
