@@ -6,7 +6,9 @@ their public checks are tested in tests/test_public_checks.py): the venv gets la
 holds no `labkit`: it is an editable install whose hook a plain path entry does not run). Proves: no
 quiz key, judge source or solution line is readable from it; the blank lesson runs in it without
 crashing and reads "not attempted"; its public checks pass a right answer and fail a wrong one; a notebook
-solved in it gets full marks from `labkit grade` in the repository. About 50 s on a quiet 2-core machine."""
+solved in it gets full marks from `labkit grade` in the repository. Cost: three kernels (the solution
+while building, the blank lesson, the grader's sandboxed run) and a pip install; measured 190 s wall at
+load average 15 on 2 cores, most of it waiting for CPU (the grader alone took 140 s there)."""
 from __future__ import annotations
 
 import csv
