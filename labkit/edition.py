@@ -65,6 +65,8 @@ def build(out: Path, lessons: list[str] | None = None, *, log=print) -> Path:
         raise ReleaseError(f"{out} exists and is not empty: give a new folder")
     solutions = sorted((root / "solutions").glob("*.ipynb"))
     if lessons:
+        if not all(str(x).isdigit() for x in lessons):
+            raise ReleaseError(f"lessons are given by number (00 03 ...), not {' '.join(map(str, lessons))}")
         solutions = [p for p in solutions if any(p.name.startswith(f"{int(x):02d}") for x in lessons)]
     if not solutions:
         raise ReleaseError(f"no solution notebook for lessons {lessons}")
