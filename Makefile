@@ -81,7 +81,7 @@ course-model: $(STAMP)
 	$(VENV)/bin/labkit course-model --transformer
 
 # PYTHONWARNINGS hides setuptools' 12-line "Editable installation" banner (a note for package authors).
-$(STAMP): pyproject.toml package-lock.json
+$(STAMP): pyproject.toml package-lock.json binder/jupyter_server_config.json
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@$(PY) -m pip install --quiet --upgrade "pip>=24"
 	@extra=""; \
@@ -91,8 +91,11 @@ $(STAMP): pyproject.toml package-lock.json
 	PYTHONWARNINGS='ignore:Editable installation' $(PY) -m pip install --quiet $$extra -e '.[test]'
 	@# Lesson 08: onnxruntime-web as pinned in package-lock.json (`npm ci`), run by the Node.js from PyPI.
 	@$(PY) -m labkit.web install
-	@# The kernel lives inside .venv (--sys-prefix): two clones never point at each other's Python.
-	@$(PY) -m ipykernel install --sys-prefix --name onnx-lab --display-name "Python (ONNX Lab)" >/dev/null
+	@# One kernel in the Launcher: the lessons' "python3", ipykernel's own spec inside .venv (a virtualenv's
+	@# specs come before the user's, and its "python" is this .venv's). binder/jupyter_server_config.json
+	@# hides every other spec and gives kernels CurveZMQ keys (no "running over TCP without encryption").
+	@rm -rf $(VENV)/share/jupyter/kernels/onnx-lab
+	@mkdir -p $(VENV)/etc/jupyter && cp binder/jupyter_server_config.json $(VENV)/etc/jupyter/
 	@mkdir -p $(VENV)/share/jupyter/lab/settings && cp binder/overrides.json $(VENV)/share/jupyter/lab/settings/
 	@touch $(STAMP)
 	@echo "ONNX Lab is installed in $(VENV)."

@@ -1,15 +1,19 @@
 """Learner time of a lesson, by one documented rule, and the time line stamped at its top.
 
-The rule (the same for every lesson, so lessons can be compared and the README table stays true):
+The rule is calibrated to a newcomer to ONNX who reads carefully, runs every cell and writes every
+exercise (the same rule for every lesson, so lessons compare and the README table stays true):
 
-- **Reading**: every word of every markdown cell at ``WORDS_PER_MINUTE`` (200) words a minute.
-  A word is a run of non-space characters, so code spans and formulas count like words.
-- **Code**: ``MINUTES_PER_CODE_CELL`` (1) minute for each code cell that is not part of an exercise
-  (reading it, running it, looking at what it printed or plotted). The ``parameters`` cell (CI's
+- **Reading**: every word of every markdown cell at ``WORDS_PER_MINUTE`` (120) words a minute, the
+  pace of dense technical prose. A word is a run of non-space characters, so code spans and formulas
+  count like words.
+- **Code**: ``MINUTES_PER_CODE_CELL`` (1.5) minutes for each code cell that is not part of an
+  exercise (read it, run it, look at what it printed or plotted). The ``parameters`` cell (CI's
   ``QUICK`` switch, which the learner only runs) is not counted.
-- **Graded exercises**: ``MINUTES_PER_EXERCISE`` (6) minutes for each graded exercise (its answer and
-  check cells are not counted as code cells; its prompt is counted as reading).
-- **Quiz**: ``MINUTES_PER_QUIZ`` (4) minutes for a quiz (an exercise whose id ends in ``.quiz``).
+- **Graded exercises** (counted at the answer cell; the check cell is free, the prompt is reading):
+  ``EXERCISE_BASE_MINUTES[kind]`` for reading the prompt, running the check and one fix, plus
+  ``MINUTES_PER_SOLUTION_LINE`` (1) per line of the reference solution (the non-blank, non-comment
+  lines between ``### BEGIN SOLUTION`` and ``### END SOLUTION`` in solutions/), at most
+  ``EXERCISE_MAX_MINUTES`` (25). A quiz is ``MINUTES_PER_QUIZ_QUESTION`` (1.5) per question.
 
 Cells tagged ``optional`` (the marked optional part of a lesson, see docs/authoring.md) are summed
 separately. Each sum is rounded to the nearest 5 minutes (at least 5), and the first markdown cell
@@ -18,7 +22,8 @@ of the notebook carries the line::
     *Time: about N min (core)*                      (no optional part)
     *Time: about N min (core) + M min optional*
 
-A lesson's core must fit one sitting: ``CORE_LIMIT`` (45) minutes by this rule.
+A lesson's core must fit one sitting: ``CORE_LIMIT`` (60) minutes by this rule. The rule reads the
+reference solutions, so it is computed on solutions/ (lessons/ inherit the line from them).
 """
 from __future__ import annotations
 
@@ -26,18 +31,24 @@ import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import nbformat
 
-WORDS_PER_MINUTE = 200
-MINUTES_PER_CODE_CELL = 1.0
-MINUTES_PER_EXERCISE = 6.0
-MINUTES_PER_QUIZ = 4.0
-CORE_LIMIT = 45
+WORDS_PER_MINUTE = 120
+MINUTES_PER_CODE_CELL = 1.5
+EXERCISE_BASE_MINUTES = {"value": 3.0, "function": 4.0, "onnx": 6.0}
+MINUTES_PER_SOLUTION_LINE = 1.0
+EXERCISE_MAX_MINUTES = 25.0
+MINUTES_PER_QUIZ_QUESTION = 1.5
+CORE_LIMIT = 60
 OPTIONAL_TAG = "optional"
 
 TIME_LINE = re.compile(r"^\*Time: about \d+ min \(core\)( \+ \d+ min optional)?\*[ \t]*$", re.M)
+SOLUTION = re.compile(r"^\s*### BEGIN SOLUTION\s*$(.*?)^\s*### END SOLUTION\s*$", re.M | re.S)
+
+#: an exercise id -> (its kind, its number of quiz questions); by default the course's registry
+Lookup = Callable[[str], "tuple[str, int]"]
 
 
 @dataclass(frozen=True)
@@ -72,41 +83,62 @@ def _tags(cell: Any) -> list[str]:
     return list(cell.get("metadata", {}).get("tags", []) or [])
 
 
-def _exercise(tags: Iterable[str]) -> str | None:
-    for t in tags:
-        if t.startswith(("answer:", "check:")):
-            return t.split(":", 1)[1]
-    return None
+def _answer_of(tags: Iterable[str]) -> str | None:
+    """The exercise id of an answer cell, else None."""
+    return next((t.split(":", 1)[1] for t in tags if t.startswith("answer:")), None)
 
 
-def cell_minutes(cell: Any, seen: set[str]) -> float:
-    """Minutes one cell adds by the rule; `seen` collects exercise ids so each is counted once."""
+def _is_exercise_cell(tags: Iterable[str]) -> bool:
+    return any(t.startswith(("answer:", "check:")) for t in tags)
+
+
+def solution_lines(source: str) -> int:
+    """Lines a learner writes: non-blank, non-comment lines inside the solution markers."""
+    body = "\n".join(m.group(1) for m in SOLUTION.finditer(source))
+    return sum(1 for line in body.splitlines() if line.strip() and not line.strip().startswith("#"))
+
+
+def exercise_minutes(kind: str, lines: int, questions: int = 0) -> float:
+    """Minutes of one graded exercise by its kind and the size of its reference solution."""
+    if kind == "quiz":
+        return MINUTES_PER_QUIZ_QUESTION * questions
+    if kind not in EXERCISE_BASE_MINUTES:
+        raise ValueError(f"no time rule for exercises of kind {kind!r}")
+    return min(EXERCISE_MAX_MINUTES, EXERCISE_BASE_MINUTES[kind] + MINUTES_PER_SOLUTION_LINE * lines)
+
+
+def registry_lookup(ex_id: str) -> tuple[str, int]:
+    """(kind, number of quiz questions) of a course exercise, from labkit/exercises/."""
+    from .checks.registry import get
+
+    ex = get(ex_id)
+    return ex.kind, len(ex.questions)
+
+
+def cell_minutes(cell: Any, lookup: Lookup = registry_lookup) -> float:
+    """Minutes one cell adds by the rule."""
     if cell.get("cell_type") == "markdown":
-        source = cell.get("source", "")
-        source = TIME_LINE.sub("", source)  # the time line does not time itself
+        source = TIME_LINE.sub("", cell.get("source", ""))  # the time line does not time itself
         return len(re.findall(r"\S+", source)) / WORDS_PER_MINUTE
     if cell.get("cell_type") != "code":
         return 0.0
     tags = _tags(cell)
     if "parameters" in tags:
         return 0.0
-    ex = _exercise(tags)
-    if ex is None:
-        return MINUTES_PER_CODE_CELL
-    if ex in seen:
-        return 0.0
-    seen.add(ex)
-    return MINUTES_PER_QUIZ if ex.endswith(".quiz") else MINUTES_PER_EXERCISE
+    ex = _answer_of(tags)
+    if ex is not None:
+        kind, questions = lookup(ex)
+        return exercise_minutes(kind, solution_lines(cell.get("source", "")), questions)
+    return 0.0 if _is_exercise_cell(tags) else MINUTES_PER_CODE_CELL
 
 
-def lesson_time(nb: Any) -> LessonTime:
-    """Core and optional minutes of a notebook (a path or a loaded notebook)."""
+def lesson_time(nb: Any, lookup: Lookup = registry_lookup) -> LessonTime:
+    """Core and optional minutes of a solution notebook (a path or a loaded notebook)."""
     if isinstance(nb, (str, Path)):
         nb = nbformat.read(str(nb), as_version=4)
     core = optional = 0.0
-    seen: set[str] = set()
     for cell in nb.cells:
-        m = cell_minutes(cell, seen)
+        m = cell_minutes(cell, lookup)
         if OPTIONAL_TAG in _tags(cell):
             optional += m
         else:

@@ -54,6 +54,17 @@ def stop_netron() -> None:
         _netron_address = None
 
 
+def _short_title(name: str) -> None:
+    """Title the Netron page with the file's name, not the whole path `netron.serve` puts in its
+    `name` meta tag (a model inside a package would show its site-packages path). netron 9.3 keeps
+    what it serves on its request handler class; if that changes, the page keeps the long title."""
+    import netron.server as _server
+
+    content = getattr(getattr(_server, "_HTTPRequestHandler", None), "content", None)
+    if content is not None and hasattr(content, "name"):
+        content.name = name
+
+
 def netron(model_or_path, port: int | None = None, height: int = 600):
     """Show an ONNX model in Netron inside the notebook; returns an IPython IFrame.
 
@@ -92,6 +103,7 @@ def netron(model_or_path, port: int | None = None, height: int = 600):
     finally:
         if guard is not None:
             root.removeHandler(guard)
+    _short_title(os.path.basename(file))
     if not _netron_atexit:
         atexit.register(stop_netron)
         _netron_atexit = True

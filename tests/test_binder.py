@@ -188,6 +188,12 @@ def test_binder_env_is_consistent(binder_env):
     # postBuild's JupyterLab defaults (no news or update pop-ups) landed in the environment's app settings
     installed = binder_env["venv"] / "share/jupyter/lab/settings/overrides.json"
     assert installed.is_file() and installed.read_text() == (BINDER / "overrides.json").read_text()
+    # ...and its server config: one kernel in the Launcher, CurveZMQ for kernels (as `make lab`)
+    import json
+
+    server = json.loads((binder_env["venv"] / "etc/jupyter/jupyter_server_config.json").read_text())
+    for section, values in json.loads((BINDER / "jupyter_server_config.json").read_text()).items():
+        assert server.get(section, {}).items() >= values.items(), f"postBuild did not install {section}"
 
 
 @pytest.mark.notebooks

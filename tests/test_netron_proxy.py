@@ -139,3 +139,43 @@ def test_netron_locally_without_hub(model_file):
         relative = _model_name(page).lstrip("/")
         with urllib.request.urlopen(viewer.src + relative, timeout=10) as r:
             assert r.read() == model_file.read_bytes()
+
+
+def _run_in_kernel(lab, kernel: str, code: str) -> str:
+    """Run `code` in a kernel through the server's websocket; what it printed."""
+    import asyncio
+    import uuid
+
+    from tornado.websocket import websocket_connect
+
+    async def run() -> str:
+        ws = await websocket_connect(f"ws://127.0.0.1:{lab.port}{lab.base_url}api/kernels/{kernel}/channels"
+                                     f"?token={lab.token}")
+        msg_id = uuid.uuid4().hex
+        await ws.write_message(json.dumps({
+            "header": {"msg_id": msg_id, "username": "test", "session": uuid.uuid4().hex,
+                       "msg_type": "execute_request", "version": "5.3"},
+            "parent_header": {}, "metadata": {}, "channel": "shell",
+            "content": {"code": code, "silent": False}}))
+        while True:
+            reply = json.loads(await asyncio.wait_for(ws.read_message(), 120))
+            if reply.get("parent_header", {}).get("msg_id") == msg_id and reply["msg_type"] == "stream":
+                ws.close()
+                return reply["content"]["text"]
+
+    return asyncio.run(run())
+
+
+def test_the_course_lab_offers_one_kernel_and_encrypts_it(lab):
+    """`make lab`'s server config (binder/jupyter_server_config.json, installed in .venv): the Launcher
+    lists only the lessons' kernel, and a kernel starts without ipykernel's plain-TCP warning."""
+    status, body, _ = lab.request("api/kernelspecs")
+    assert status == 200 and sorted(json.loads(body)["kernelspecs"]) == ["python3"]
+    status, body, _ = lab.request("api/kernels", method="POST")
+    assert status == 201, body[:300]
+    kernel = json.loads(body)["id"]
+    try:
+        assert _run_in_kernel(lab, kernel, "import sys; print(sys.executable)").strip() == sys.executable
+    finally:
+        lab.request(f"api/kernels/{kernel}", method="DELETE")
+    assert "without encryption" not in lab.log_tail(100_000)

@@ -60,6 +60,17 @@ def test_serves_a_path(tmp_path, monkeypatch, model):
     assert _get(frame.src + "data/tiny.onnx") == path.read_bytes()
 
 
+def test_the_page_title_is_the_file_name_not_its_path(tmp_path, monkeypatch, model):
+    """Netron titles its tab with the `name` meta tag; labkit shortens it to the file's name."""
+    monkeypatch.delenv("JUPYTERHUB_SERVICE_PREFIX", raising=False)
+    path = tmp_path / "deep" / "inside" / "tiny.onnx"
+    path.parent.mkdir(parents=True)
+    onnx.save(model, path)
+    page = _get(viz.netron(path).src).decode("utf-8")
+    assert '<meta name="name" content="tiny.onnx">' in page
+    assert str(tmp_path) not in page
+
+
 def test_serves_a_modelproto_and_replaces_the_previous_server(monkeypatch, model):
     monkeypatch.delenv("JUPYTERHUB_SERVICE_PREFIX", raising=False)
     first = viz.netron(model)
