@@ -513,6 +513,10 @@ class KernelServer:
         self.conns.append(d)
         return d
 
+    def relay_dir(self, n: int) -> Path:
+        """A folder for the relay of kernel `n` (`relay.Relay`): beside the slot, only the worker can open it."""
+        return self.slot.parent / f"{self.slot.name}-r{self.submissions}-{n}"
+
     def lock(self, conn: Path) -> None:
         """The kernel is ready: it can no longer change what is in its connection folder."""
         if self.kernel_uid is not None:
