@@ -136,10 +136,12 @@ class Relay:
         return dict(self.info, ip=f"{self.folder}/r")
 
     def close(self) -> None:
-        if not self.done:
-            self.done = True
-            os.write(self.wake_w, b"x")
-            self.thread.join(5)
+        """Stop the thread, close every socket, remove the folder (a second call does nothing)."""
+        if self.done:
+            return
+        self.done = True
+        os.write(self.wake_w, b"x")
+        self.thread.join(5)
         for s in self.listeners:
             s.close()
         for link in self.links:
