@@ -18,6 +18,7 @@ from labkit import sandbox
 from labkit.checks import get, quiz_answers
 
 from conftest import ROOT
+from grading_util import unprivileged_python_problem
 
 pytestmark = pytest.mark.grading
 SOLUTION = ROOT / "solutions" / "00_setup_check.ipynb"
@@ -189,6 +190,8 @@ def test_gradescope_unprivileged_mode_kernel_cannot_read_answers(tmp_path):
     world-readable files, but not the solution, the configuration, the work folder or the results."""
     if os.geteuid() != 0:
         pytest.skip("the unprivileged-user mode is for a root grader (as in Gradescope)")
+    if unprivileged_python_problem():
+        pytest.skip(unprivileged_python_problem())
     root = _autograder_root(tmp_path, "00")
     secrets = [root / "source" / "course" / "solutions" / "00_setup_check.ipynb", root / "source" / "labkit-autograder.json",
                root / "work", root / "results"]

@@ -17,7 +17,6 @@ import csv
 import json
 import os
 import shutil
-import site
 import subprocess
 import sys
 import sysconfig
@@ -26,11 +25,9 @@ from pathlib import Path
 
 import pytest
 
-from labkit import sandbox
-from labkit.grading.unprivileged import unreachable
 
 from conftest import ROOT
-from grading_util import with_answers
+from grading_util import unprivileged_python_problem, with_answers
 
 pytestmark = pytest.mark.grading
 
@@ -120,18 +117,11 @@ def model_versions(model_bytes):
 ''' % (SEED.encode().decode(), MARKER)
 
 
-def _kernel_uid_can_run_python() -> str:
-    """'' when the kernels' uid can read this Python environment, else why not (a venv in a private folder)."""
-    envs = [Path(p) for p in site.getsitepackages() if Path(p).is_dir()]
-    missing = unreachable(sandbox.KERNEL_UID_BASE, envs)
-    return "" if missing == [] else f"the kernels' uid cannot read this Python environment ({missing or sys.executable})"
-
-
 @pytest.fixture(scope="module", autouse=True)
 def _root_only():
     if os.geteuid() != 0:
         pytest.skip("the unprivileged-user mode is for a root grader (as in Gradescope)")
-    why = _kernel_uid_can_run_python()
+    why = unprivileged_python_problem()
     if why:
         pytest.skip(why)
 
@@ -211,3 +201,24 @@ def test_a_checkout_under_a_private_folder_grades_unprivileged(tmp_path):
     finally:
         shutil.rmtree(private, ignore_errors=True)
         shutil.rmtree(public, ignore_errors=True)
+
+
+def test_a_python_environment_the_kernels_cannot_read_is_refused_in_one_line(tmp_path):
+    """A virtualenv inside a private folder cannot run as another uid: the grader says so at once, naming
+    the folder and the fix, instead of "could not be graded" for every learner."""
+    private = Path(tempfile.mkdtemp(prefix="lk31-"))  # 0700
+    try:
+        venv = private / "venv"
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+        py = venv / "bin" / "python"
+        purelib = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                                 capture_output=True, text=True, check=True).stdout.strip()
+        Path(purelib, "course.pth").write_text(f"{ROOT}\n{sysconfig.get_paths()['purelib']}\n")
+        shutil.copy(ROOT / "solutions" / "00_setup_check.ipynb", tmp_path / "alice.ipynb")
+        r = grade(str(py), "00", tmp_path / "alice.ipynb", tmp_path / "out", ROOT)
+        assert r.returncode == 2, r.stderr[-2000:]
+        last = r.stderr.strip().splitlines()[-1]
+        assert last.startswith("labkit grade: --unprivileged-user: the kernels' uid") and f"{private} is private" in last
+        assert "chmod o+x" in last and "/opt/labkit" in last
+    finally:
+        shutil.rmtree(private, ignore_errors=True)
