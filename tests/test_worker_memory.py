@@ -86,6 +86,7 @@ def test_a_multipart_flood_costs_the_worker_one_message_at_most(tmp_path):
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err[-3000:]
     assert peaks, "no grading worker was seen"
+    print(f"grading workers' peak resident memory (MB): {peaks}")  # shown with -s / in the report
     assert max(peaks.values()) < WORKER_PEAK_MB, f"the worker's peak resident memory: {peaks} MB"
     with open(out / "grades.csv", newline="") as f:
         g = {(r["student"], r["exercise"]): r for r in csv.DictReader(f)}
