@@ -10,17 +10,23 @@ def ort_session(model: Any, *, optimize: bool = True, threads: int | None = None
     """A quiet CPU InferenceSession on a model given as bytes, `OnnxBlob`, ModelProto or path.
 
     `optimize=False` runs exactly what the file says (ORT_DISABLE_ALL); `threads` sets the intra-op
-    pool; `config` adds session config entries."""
+    pool; `config` adds session config entries. A model given in memory (bytes, `OnnxBlob`,
+    ModelProto) must hold all its data: one that names another file raises `ExternalDataError`
+    (a path is the course's own file: its data is read from beside it)."""
     import onnxruntime as ort
 
+    from .external_data import refuse_external_data
     from .plain import OnnxBlob
 
     if isinstance(model, OnnxBlob):
         model = model.data
     elif hasattr(model, "SerializeToString"):
+        refuse_external_data(model)
         model = model.SerializeToString()
     elif isinstance(model, os.PathLike):
         model = str(model)
+    if isinstance(model, (bytes, bytearray)):
+        refuse_external_data(model)
     opts = ort.SessionOptions()
     opts.log_severity_level = 3
     if not optimize:

@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from labkit.checks import Question, TestResult, error_line, exercise, expect_close, quiz
+from labkit.external_data import external_tensors
 from labkit.plain import OnnxBlob, Raised, describe
 
 #: canvas sizes (width, height) of the alpha cases: mostly not square, so rows and columns cannot be swapped unseen
@@ -214,9 +215,9 @@ def _web_model(answer, seed):
         yield TestResult(_WEB_STEPS[0], False, f"not a valid ONNX file ({type(e).__name__})")
         yield from rest(0, "not an ONNX file")
         return
-    external = [t.name for t in model.graph.initializer if t.data_location == onnx.TensorProto.EXTERNAL]
+    external = external_tensors(model)  # run_judge refuses such a model first; kept for direct calls
     if external:
-        where = {e.value for t in model.graph.initializer for e in t.external_data if e.key == "location"}
+        where = {w for _, w in external}
         yield TestResult(_WEB_STEPS[0], False,
                          f"{len(external)} weights live in another file ({', '.join(sorted(where))}): the page fetches "
                          "one URL, so load the data into the model and save it as one file")

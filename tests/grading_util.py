@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import json
+import site
+import sys
 from pathlib import Path
 
 
@@ -25,3 +27,16 @@ def sleepers(mark: str) -> list[int]:
         except OSError:
             pass
     return out
+
+
+def unprivileged_python_problem() -> str:
+    """'' when the kernels' uid of `--unprivileged-user` can read this Python environment; else why not
+    (a virtualenv inside a private folder: no code can make that run as another uid; the grader
+    refuses it in one line, `labkit.grading.unprivileged`)."""
+    from labkit import sandbox
+    from labkit.grading.unprivileged import unreachable
+
+    envs = [Path(p) for p in site.getsitepackages() if Path(p).is_dir()]
+    missing = unreachable(sandbox.KERNEL_UID_BASE, envs)
+    return "" if missing == [] else \
+        f"the kernels' uid cannot read this Python environment ({', '.join(map(str, missing or [sys.executable]))})"

@@ -264,6 +264,43 @@ def test_verdict_process_stays_warm_between_submissions(tmp_path):
     judge._SERVER = None
 
 
+def test_verdict_process_holds_nothing_a_learner_can_name(tmp_path):
+    """Its working folder is empty and only the grader can open it; its spec came through a pipe: no
+    file anywhere in the run's folder holds the seed or the extra tests, nor does its command line."""
+    answers = tmp_path / "answers"
+    plain.save(quiz_answers("00.quiz"), answers / "00.quiz")
+    seed, extra = 1618033988, "# PRIVATE-EXTRA-TESTS-31\n"
+    out = judge.judge_answers("00", answers, seed, ["00.quiz"], extra, timeout=30, data_dir=str(tmp_path / "data"))
+    assert out["00.quiz"].status == "passed"
+    (pid,) = judge.server_pids()
+    try:
+        cwd = Path(os.readlink(f"/proc/{pid}/cwd"))
+        assert cwd.parent.parent == tmp_path and not os.listdir(cwd)
+        assert os.stat(cwd).st_mode & 0o777 == os.stat(cwd.parent).st_mode & 0o777 == 0o700
+        assert b"json" not in Path(f"/proc/{pid}/cmdline").read_bytes()
+        for f in tmp_path.rglob("*"):
+            if f.is_file():
+                assert str(seed).encode() not in f.read_bytes() and b"PRIVATE-EXTRA" not in f.read_bytes(), f
+    finally:
+        judge._SERVER.close()
+        judge._SERVER = None
+    assert not cwd.parent.exists()
+
+
+def test_each_protection_mode_prints_its_own_warning(capsys, lesson):
+    """--unprivileged-user lists what that mode does not give, not the no-sandbox list; the modes the
+    code writes are the ones docs/instructors.md names."""
+    for mode, says, not_says in (("unprivileged-user", options.NOT_GUARANTEED_UNPRIVILEGED, options.NOT_GUARANTEED),
+                                 ("no-sandbox", options.NOT_GUARANTEED, options.NOT_GUARANTEED_UNPRIVILEGED),
+                                 ("sandbox", (), options.NOT_GUARANTEED + options.NOT_GUARANTEED_UNPRIVILEGED)):
+        batch.announce(lesson, 1, 1, options.Protection(mode, "test"))
+        err = capsys.readouterr().err
+        assert all(line in err for line in says) and not any(line in err for line in not_says), mode
+    row = next(line for line in (ROOT / "docs" / "instructors.md").read_text().splitlines()
+               if line.startswith("| `protection` |"))
+    assert all(f"`{m}`" in row for m in options.PROTECTION_MODES) and "`none`" not in row
+
+
 # ---------------------------------------------------------------- verdicts
 
 

@@ -58,6 +58,28 @@ def test_identity_from_platform_and_file_names(path, key, name):
     assert "/" not in ident.id and not ident.id.startswith(".") and ident.id.isascii()
 
 
+@pytest.mark.parametrize("path, key, name", [
+    # a Canvas upload whose own file name holds Moodle's marker: Canvas's prefix decides
+    ("class/smithjohn_1001_555_x_77_assignsubmission_file_00_setup_check.ipynb", "canvas:1001", "smithjohn"),
+    ("class/smithjohn_late_1001_556_77_assignsubmission_file_nb-1.ipynb", "canvas:1001", "smithjohn"),
+    # a Moodle learner whose full name looks like a Canvas prefix
+    ("class/anna_5_77_assignsubmission_file_00_setup_check.ipynb", "moodle:77", "anna_5"),
+    # a Moodle full name holding the marker cannot take learner 7's key: the folder's last marker is Moodle's
+    ("class/Eve_7_assignsubmission_file_x_42_assignsubmission_file_/00_setup_check.ipynb", "moodle:42",
+     "Eve_7_assignsubmission_file_x"),
+])
+def test_identity_patterns_cannot_claim_another_platform_or_learner(path, key, name):
+    ident = identity.from_path(Path(path), names())
+    assert (ident.key, ident.name) == (key, name)
+
+
+def test_a_flat_moodle_name_with_two_markers_names_no_moodle_learner():
+    """Which of two markers is Moodle's cannot be told (full name or the learner's file name): the file
+    is named by its file name, in the `file:` namespace, so it can take no Moodle learner's key."""
+    ident = identity.from_path(Path("class/Eve_7_assignsubmission_file_x_42_assignsubmission_file_nb.ipynb"), names())
+    assert ident.source == "file" and ident.key.startswith("file:")
+
+
 def test_display_names_are_nfc_and_ids_hash_based_for_non_latin():
     composed, decomposed = "Zoë Müller", unicodedata.normalize("NFD", "Zoë Müller")
     a = identity.from_path(Path(f"{composed}.ipynb"))

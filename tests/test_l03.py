@@ -70,7 +70,7 @@ def test_wrong_logits_earn_at_most_half():
 
 def test_external_data_is_reported(tmp_path):
     r = evaluate(get("03.dynamic_batch"), corpus03._external(tmp_path, corpus03.legacy()))
-    assert r.status == "failed" and "separate .data file" in failing(r)["weights inside the file"]
+    assert r.status == "failed" and "keeps its data in another file" in failing(r)["weights inside the file"]
     assert len(r.tests) == 8  # every answer gets the same tests, so partial points stay comparable
 
 

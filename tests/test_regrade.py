@@ -18,6 +18,7 @@ from labkit import sandbox
 from labkit.checks import get, quiz_answers
 
 from conftest import ROOT
+from grading_util import unprivileged_python_problem
 
 pytestmark = pytest.mark.grading
 SOLUTION = ROOT / "solutions" / "00_setup_check.ipynb"
@@ -189,6 +190,8 @@ def test_gradescope_unprivileged_mode_kernel_cannot_read_answers(tmp_path):
     world-readable files, but not the solution, the configuration, the work folder or the results."""
     if os.geteuid() != 0:
         pytest.skip("the unprivileged-user mode is for a root grader (as in Gradescope)")
+    if unprivileged_python_problem():
+        pytest.skip(unprivileged_python_problem())
     root = _autograder_root(tmp_path, "00")
     secrets = [root / "source" / "course" / "solutions" / "00_setup_check.ipynb", root / "source" / "labkit-autograder.json",
                root / "work", root / "results"]
@@ -206,3 +209,40 @@ def test_gradescope_unprivileged_mode_kernel_cannot_read_answers(tmp_path):
     assert res["extra_data"]["protection"] == "unprivileged-user"
     relu = next(t for t in res["tests"] if t["name"].startswith(RELU.id))
     assert relu["score"] == relu["max_score"], "the kernel read a secret, ran as root, or could not run: " + relu["output"]
+
+
+def test_grades_csv_after_ctrl_c_comes_from_the_saved_records_with_overrides(tmp_path):
+    """Ctrl-C in the middle of a regrade: grades.csv is written once more, by the one writer, from the
+    records on disk with the instructor's overrides applied (before issue 31 it was the interrupted
+    run's memory: only the learners regraded so far, no override)."""
+    import signal
+    import time
+
+    if not sandbox.bwrap_status()[0]:
+        pytest.skip("bubblewrap is not usable here: " + sandbox.bwrap_status()[1])
+    subs, out = tmp_path / "subs", tmp_path / "out"
+    subs.mkdir()
+    people = [write(subs, n, "np.maximum(x, 0)" if n != "bob" else "np.abs(x)", RIGHT_QUIZ)
+              for n in ("alice", "bob", "carol", "dave")]
+    r = grade(people, out)
+    assert r.returncode == 0, r.stderr[-2000:]
+    (out / "overrides.csv").write_text(f"student,exercise,points,reason\nbob,{RELU.id},1.5,checked by hand\n")
+    t0 = time.time()
+    proc = subprocess.Popen([sys.executable, "-m", "labkit.cli", "grade", "00", *map(str, people), "--out", str(out),
+                             "--jobs", "1", "--no-progress", "--force"], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    deadline = time.monotonic() + 300
+    while proc.poll() is None and time.monotonic() < deadline:  # until one learner is regraded
+        if any(p.stat().st_mtime > t0 for p in (out / "students").glob("*/results.json")):
+            break
+        time.sleep(0.05)
+    time.sleep(0.3)
+    os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C in a terminal: the whole foreground group
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err[-2000:]
+    g = grades(out)
+    assert {s for s, _ in g} == {"alice", "bob", "carol", "dave"}, "grades.csv lost learners"
+    assert g[("bob", RELU.id)] == "1.5"
+    with open(out / "grades.csv", newline="") as f:
+        bob = next(row for row in csv.DictReader(f) if row["student"] == "bob" and row["exercise"] == RELU.id)
+    assert "[override:" in bob["message"] and "checked by hand" in bob["message"]

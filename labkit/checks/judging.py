@@ -21,6 +21,7 @@ import numpy as np
 
 from .. import plain
 from ..cells import is_exercise_id
+from ..external_data import ExternalDataError, refuse_external_data
 from ..plain import NotPlain, OnnxBlob, Raised
 from ..runtime import ort_session  # noqa: F401 (the one session helper, re-exported for judges)
 from .collect import NotAttempted, collect, exc_message
@@ -261,11 +262,32 @@ def skipped_exercise(ex: Exercise, spec: JudgeSpec, outputs: Any, seed: int) -> 
     return None
 
 
+def _names_a_file(answer: Any) -> str | None:
+    """Why a model in `answer` cannot be judged: it keeps a tensor's data in another file (None if
+    no model in it does). See `labkit.external_data`."""
+    stack = [answer]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, OnnxBlob):
+            try:
+                refuse_external_data(x.data)
+            except ExternalDataError as e:
+                return str(e)
+        elif isinstance(x, list):
+            stack.extend(x)
+        elif isinstance(x, dict):
+            stack.extend(x.values())
+    return None
+
+
 def run_judge(ex: Exercise, answer: Any, seed: int) -> Result:
     """Run the verdict on plain data; a judge that trips over odd data reports an error. A function answer
     that ignores its inputs or hands them back unchanged, and fails a test, gets `DidNotDo`."""
     try:
         spec = judge_spec(ex.id)
+        refused = _names_a_file(answer)
+        if refused:  # before any judge, checker or ONNX Runtime sees the model
+            return score(ex, spec, [TestResult(n, False, refused) for n in spec.tests])
         yielded = list(spec.judge(answer, seed))
         failed = any(isinstance(t, TestResult) and not t.passed for t in yielded) or \
             {t.name for t in yielded if isinstance(t, TestResult)} != set(spec.tests)
@@ -416,6 +438,10 @@ def load_onnx(answer: Any) -> tuple[Any, str | None]:
         model = onnx.load_from_string(answer.data)
     except Exception as e:
         return None, f"the file is not a valid ONNX model ({exc_message(e)})"
+    try:
+        refuse_external_data(model)
+    except ExternalDataError as e:
+        return None, str(e)
     if not model.graph.node and not model.graph.output:
         return None, "the ONNX model is empty (no graph)"
     return model, None

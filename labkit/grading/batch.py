@@ -26,13 +26,14 @@ from . import judge
 from .forkserver import KernelServer, SandboxSpec, warm_plan
 from .judge import copy_answers, judge_answers
 from .lesson import ExerciseInfo, Lesson, bundle_hash, load_lesson, resolve_lesson
-from .options import NOT_GUARANTEED, GradeError, Options, Protection, decide_protection, parse
+from .options import GradeError, Options, Protection, decide_protection, parse
 from .rebuild import Rebuilt, build_run
 from .reports import (finish_run, histogram, keep_other_exercises, previous_records, record, write_grades,
                       write_manifest, write_student)
 from .results import Learner, ResultsError, bound_results, exercises_json, parse_exercises
 from .run import Runner, bound_channels
 from .submissions import Submission, expand, read_submission, resolve, roots_of
+from .unprivileged import course_path
 from .verdicts import compose, unjudged
 from ..text import shorten
 
@@ -151,8 +152,9 @@ def sandbox_spec(opts: Options, protection: Protection, inputs: Path, data: Path
     visible = [*sandbox.python_paths(), Path(labkit.__file__).resolve().parent, inputs, data]
     hidden = [Path(labkit_judges.__file__).resolve().parent]
     uid = sandbox.KERNEL_UID_BASE if protection.other_uid else None
+    pythonpath = course_path(uid, inputs.parent) if protection.mode == "unprivileged-user" else ""
     return SandboxSpec(limits, protection.sandboxed, tuple(map(str, visible)), tuple(map(str, hidden)),
-                       str(inputs), str(data), uid)
+                       str(inputs), str(data), uid, pythonpath)
 
 
 def current_lesson_version(lesson: Lesson) -> str:
@@ -308,14 +310,24 @@ def grade(opts: Options) -> int:
         for name, rec in records.items():
             records[name] = keep_other_exercises(rec, previous.get(name), opts.exercises)
             write_student(out, records[name])
-        write_grades(out, {**previous, **records})
         if cached:
             print(f"{cached} submission(s) unchanged since the last run: reused their grades.", file=sys.stderr)
         failures = _run_pool(opts, lesson, protection, todo, records, cache, out, previous) if todo else []
         records = {**previous, **records}
+    except (KeyboardInterrupt, SystemExit):  # Ctrl-C, kill: grades.csv from what is saved, overrides applied
+        _grades_so_far(out)
+        raise
     finally:
         _remove(tmp_root)
     return finish(out, lesson, protection, records, failures)
+
+
+def _grades_so_far(out: Path) -> None:
+    """grades.csv after an interrupted run (never raises: the interruption is what the user sees)."""
+    try:
+        write_grades(out)
+    except (ResultsError, OSError):
+        pass
 
 
 def open_output(out: Path, files: list[Path], protection: Protection) -> ResultsCache:
@@ -334,11 +346,12 @@ def open_output(out: Path, files: list[Path], protection: Protection) -> Results
 
 
 def announce(lesson: Lesson, n_files: int, jobs: int, protection: Protection) -> None:
-    """Say what is graded and how it is protected; without a sandbox, list what is not guaranteed."""
+    """Say what is graded and how it is protected, and what this protection mode does not guarantee."""
     print(f"Grading lesson {lesson.name}: {n_files} submission(s), {jobs} job(s). "
           f"Protection: {protection.description}", file=sys.stderr)
-    if not protection.sandboxed:
-        print("labkit grade: WITHOUT A SANDBOX, NOT GUARANTEED:\n  - " + "\n  - ".join(NOT_GUARANTEED), file=sys.stderr)
+    if protection.not_guaranteed:
+        print(f"labkit grade: {protection.mode.upper()} MODE, NOT GUARANTEED:\n  - "
+              + "\n  - ".join(protection.not_guaranteed), file=sys.stderr)
 
 
 def prepare_run(opts: Options, lesson: Lesson, protection: Protection, seed: int,
@@ -488,7 +501,6 @@ def _run_pool(opts: Options, lesson: Lesson, protection: Protection, todo: list,
             records[s.student] = keep_other_exercises(records[s.student], (previous or {}).get(s.student),
                                                       opts.exercises)
             write_student(out, records[s.student])
-            write_grades(out, {**(previous or {}), **records})
             if bar:
                 bar.update(1)
     except BaseException:  # Ctrl-C or kill: stop at once; finished submissions are saved and cached

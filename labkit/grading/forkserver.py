@@ -62,6 +62,7 @@ class SandboxSpec:
     inputs_dir: str
     data_dir: str
     uid: int | None                   # unprivileged uid of the kernel (root grader), else None
+    pythonpath: str = ""              # a readable copy of the course the kernel imports (unprivileged.py)
 
 
 def kernel_env(work: Path, spec: SandboxSpec) -> dict[str, str]:
@@ -72,7 +73,8 @@ def kernel_env(work: Path, spec: SandboxSpec) -> dict[str, str]:
             "LABKIT_CACHE": spec.data_dir, "MPLBACKEND": "Agg",
             "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
             "PYTHONDONTWRITEBYTECODE": "1", "JUPYTER_PLATFORM_DIRS": "1",
-            "PYDEVD_DISABLE_FILE_VALIDATION": "1", "PYTHONUNBUFFERED": "1"}
+            "PYDEVD_DISABLE_FILE_VALIDATION": "1", "PYTHONUNBUFFERED": "1",
+            **({"PYTHONPATH": spec.pythonpath} if spec.pythonpath else {})}
 
 
 STARTUP_TIMEOUT = 180
@@ -512,6 +514,10 @@ class KernelServer:
             os.chmod(d, 0o770)
         self.conns.append(d)
         return d
+
+    def relay_dir(self, n: int) -> Path:
+        """A folder for the relay of kernel `n` (`relay.Relay`): beside the slot, only the worker can open it."""
+        return self.slot.parent / f"{self.slot.name}-r{self.submissions}-{n}"
 
     def lock(self, conn: Path) -> None:
         """The kernel is ready: it can no longer change what is in its connection folder."""

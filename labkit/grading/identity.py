@@ -34,7 +34,12 @@ SLUG_LEN = 40
 HASH_LEN = 8
 
 CANVAS = re.compile(r"^(?P<name>[^\W_]+)_(?:(?P<late>late|LATE)_)?(?P<uid>\d+)_(?P<sid>\d+)_(?P<orig>.+)$")
+#: Moodle's folder `Full Name_<pid>_assignsubmission_file_`: the marker at the end (a full name that
+#: contains the marker cannot move it), and its flat file-name form (the marker exactly once: the
+#: learner's own file name after it could contain another)
+MOODLE_DIR = re.compile(r"^(?P<name>.+)_(?P<pid>\d+)_assignsubmission_(?:file|onlinetext)_?$")
 MOODLE = re.compile(r"^(?P<name>.+?)_(?P<pid>\d+)_assignsubmission_(?:file|onlinetext)_(?P<orig>.*)$")
+MOODLE_MARK = re.compile(r"_\d+_assignsubmission_(?:file|onlinetext)_")
 GRADESCOPE_DIR = re.compile(r"^submission_(?P<id>\d+)$")
 PLAIN = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
 HASHED = re.compile(r"-[0-9a-f]{%d}$" % HASH_LEN)
@@ -219,11 +224,9 @@ def from_path(path: Path, lesson_names: tuple[str, ...] = (), roots: tuple[str, 
                 ident.notes.append(f"a group submission ({folder}): graded for its first submitter "
                                    f"{ident.name}; also: {', '.join(nfc(q.get('name', '?')) for q in people[1:])}")
             return ident
-    for candidate in (path.parent.name + "_" if path.parent.name.endswith("_assignsubmission_file") else None,
-                      path.parent.name, name):
-        m = MOODLE.match(candidate or "")
-        if m:
-            return Identity(f"moodle:{m['pid']}", nfc(m["name"]), "moodle", m["pid"])
+    m = MOODLE_DIR.match(path.parent.name) or _moodle_file(name)
+    if m:
+        return Identity(f"moodle:{m['pid']}", nfc(m["name"]), "moodle", m["pid"])
     m = CANVAS.match(name)
     if m and not re.fullmatch(r"\d+", m["name"]):
         orig_stem = Path(m["orig"]).stem
@@ -234,6 +237,19 @@ def from_path(path: Path, lesson_names: tuple[str, ...] = (), roots: tuple[str, 
     if who:
         return Identity(f"file:{fold(who)}", who, "file")
     return None
+
+
+def _moodle_file(name: str) -> re.Match | None:
+    """A Moodle file name `Full Name_<pid>_assignsubmission_file_<original>`, unless Canvas's own prefix
+    (`name_<uid>_<sid>_`) comes first and the marker lies in the learner's original name after it, or
+    the marker appears more than once (which one is Moodle's cannot be told)."""
+    m = MOODLE.match(name)
+    if m is None or len(MOODLE_MARK.findall(name)) != 1:
+        return None
+    c = CANVAS.match(name)
+    if c and not re.fullmatch(r"\d+", c["name"]) and m.start("pid") >= c.start("orig"):
+        return None  # a Canvas upload whose original file name holds the marker
+    return m
 
 
 def from_metadata(nb: dict | None) -> str:

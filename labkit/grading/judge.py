@@ -1,9 +1,11 @@
 """Stage 5: the verdict process — judges the plain data a kernel recorded, never learner code.
 
 The recorded answers are copied (regular files only, bounded), then judged by a warm verdict
-process per worker (`python -I -m labkit.grading.judge --serve SPEC`): it imports the lesson's
+process per worker (`python -I -m labkit.grading.judge --serve`): it imports the lesson's
 judges once and forks, per exercise, a child confined by resource limits (address space, CPU
-seconds, no core files). An exercise whose judging runs past the judge timeout (a model with a
+seconds, no core files). It holds nothing a learner's model could name: it starts in an empty
+folder only the grader can open, and its spec (seed, extra tests) arrives as the first line on its
+stdin, never in a file; its children get the seed only, and /dev/null as stdin. An exercise whose judging runs past the judge timeout (a model with a
 huge Loop...) gets the status `timeout` — a verdict like any other, cached.
 """
 from __future__ import annotations
@@ -16,6 +18,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -104,16 +107,19 @@ class JudgeServer:
     Requests and verdicts are JSON lines over its stdin/stdout; it never sees learner code."""
 
     def __init__(self, lesson: str, seed: int, extra: str, timeout: float, data_dir: str, home: Path):
+        """`home`: an empty folder only the grader can open. The process's HOME (where ONNX Runtime
+        keeps a cache of its own); its working folder, `home/cwd`, stays empty."""
         from .. import sandbox
 
         self.key = (lesson, seed, extra, timeout, data_dir)
-        spec = home / "judge-server.json"
-        spec.write_text(json.dumps({"lesson": lesson, "seed": seed, "extra": extra, "timeout": timeout,
-                                    "memory": JUDGE_MEMORY}))
-        cmd = sandbox.launcher_args({"core": 0}) + [sys.executable, "-I", "-m", "labkit.grading.judge", "--serve",
-                                                    str(spec)]
-        self.proc = subprocess.Popen(cmd, cwd=home, env=_env(home, data_dir), stdin=subprocess.PIPE,
+        self.home = home
+        (home / "cwd").mkdir(mode=0o700)
+        cmd = sandbox.launcher_args({"core": 0}) + [sys.executable, "-I", "-m", "labkit.grading.judge", "--serve"]
+        self.proc = subprocess.Popen(cmd, cwd=home / "cwd", env=_env(home, data_dir), stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True)
+        spec = {"lesson": lesson, "seed": seed, "extra": extra, "timeout": timeout, "memory": JUDGE_MEMORY}
+        self.proc.stdin.write((json.dumps(spec) + "\n").encode())  # through the pipe: never in a file
+        self.proc.stdin.flush()
         self.timeout = timeout
         self.buf = b""
 
@@ -150,6 +156,7 @@ class JudgeServer:
         except OSError:
             pass
         self.proc.wait()
+        shutil.rmtree(self.home, ignore_errors=True)
 
 
 _SERVER: JudgeServer | None = None
@@ -168,8 +175,7 @@ def judge_answers(lesson: str, answers: Path, seed: int, ids: list[str], extra: 
     if _SERVER is None or not _SERVER.alive() or _SERVER.key != key:
         if _SERVER is not None:
             _SERVER.close()
-        home = Path(data_dir).parent / f"judge-{os.getpid()}"
-        home.mkdir(exist_ok=True)
+        home = Path(tempfile.mkdtemp(prefix="judge", dir=Path(data_dir).parent))  # 0700, empty
         _SERVER = JudgeServer(lesson, seed, extra, timeout, data_dir, home)
     try:
         return _SERVER.judge(answers, ids)
@@ -179,11 +185,11 @@ def judge_answers(lesson: str, answers: Path, seed: int, ids: list[str], extra: 
         raise
 
 
-def _judge_one(spec: dict, answers: Path, id: str) -> dict:
+def _judge_one(seed: int, answers: Path, id: str) -> dict:
     from .. import checks
 
     try:
-        return checks.judge_saved(checks.get(id), answers / id, int(spec["seed"])).to_dict()
+        return checks.judge_saved(checks.get(id), answers / id, seed).to_dict()
     except Exception as e:  # judge_saved should not raise; be safe anyway
         return _no_verdict(id, "error", f"could not check: {e}")
 
@@ -196,14 +202,15 @@ def _no_verdict(id: str, status: str, message: str) -> dict:
     return checks.Result(ex.id, ex.title, status, 0.0, ex.points, message, [], ex.hint).to_dict()
 
 
-def serve(spec_path: str) -> int:
-    """The warm verdict process: import once, fork one confined child per exercise."""
+def serve() -> int:
+    """The warm verdict process: read the spec (first line on stdin), import once, fork one confined
+    child per exercise."""
     import resource
     import signal
 
     from .. import checks
 
-    spec = json.loads(Path(spec_path).read_text())
+    spec = json.loads(sys.stdin.readline())
     checks.lesson_exercises(spec["lesson"])
     checks.judge_spec(checks.lesson_exercises(spec["lesson"])[0].id)  # imports labkit_judges.lNN
     for name in ("onnx", "onnxruntime", "onnx.reference"):
@@ -213,7 +220,8 @@ def serve(spec_path: str) -> int:
             pass
     if spec.get("extra"):
         exec(compile(spec["extra"], "<extra tests>", "exec"), {"__name__": "labkit_extra_tests"})
-    timeout = float(spec["timeout"])
+    seed, memory, timeout = int(spec["seed"]), int(spec["memory"]), float(spec["timeout"])
+    del spec  # the extra tests' text is not kept: a child gets the seed only
     for request in sys.stdin:
         req = json.loads(request)
         for id in req["ids"]:
@@ -222,10 +230,13 @@ def serve(spec_path: str) -> int:
             if pid == 0:  # the child: confined, judges one exercise, writes one line
                 os.close(r)
                 try:
-                    resource.setrlimit(resource.RLIMIT_AS, (int(spec["memory"]), int(spec["memory"])))
+                    null = os.open(os.devnull, os.O_RDONLY)
+                    os.dup2(null, 0)  # the requests' pipe stays with the server
+                    os.close(null)
+                    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
                     resource.setrlimit(resource.RLIMIT_CPU, (int(timeout) + 5, int(timeout) + 5))
                     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-                    data = json.dumps(_judge_one(spec, Path(req["answers"]), id)).encode()
+                    data = json.dumps(_judge_one(seed, Path(req["answers"]), id)).encode()
                     with os.fdopen(w, "wb") as f:
                         f.write(data)
                 finally:
@@ -265,4 +276,4 @@ def serve(spec_path: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(serve(sys.argv[2]) if sys.argv[1] == "--serve" else 2)
+    sys.exit(serve() if sys.argv[1:] == ["--serve"] else 2)

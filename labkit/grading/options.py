@@ -94,12 +94,22 @@ NOT_GUARANTEED = (
 )
 
 
+#: the protection modes, as results files, the cache key and docs/instructors.md name them
+PROTECTION_MODES = ("sandbox", "unprivileged-user", "no-sandbox")
+
+
 @dataclass(frozen=True)
 class Protection:
-    """How kernels are confined: `mode` goes into every results file and into the cache key."""
+    """How kernels are confined: `mode` (one of PROTECTION_MODES) goes into every results file and
+    into the cache key."""
 
-    mode: str            # "sandbox", "unprivileged-user" or "no-sandbox"
+    mode: str
     description: str
+
+    @property
+    def not_guaranteed(self) -> tuple[str, ...]:
+        """What this mode does not give (printed when grading starts; empty under bubblewrap)."""
+        return {"unprivileged-user": NOT_GUARANTEED_UNPRIVILEGED, "no-sandbox": NOT_GUARANTEED}.get(self.mode, ())
 
     @property
     def sandboxed(self) -> bool:

@@ -82,9 +82,13 @@ def keep_other_exercises(rec: Learner, previous: Learner | None, regraded: tuple
     return replace(rec, exercises=merged, regraded_exercises=sorted(regraded))
 
 
-def write_grades(out: Path, records: dict[str, Learner]) -> None:
-    """grades.csv while a batch runs (`finish_run` rewrites it from the files at the end)."""
-    write_csv(out / "grades.csv", grade_rows(sorted(records.values(), key=lambda r: r.student.lower())))
+def write_grades(out: Path):
+    """The one writer of grades.csv: from the records on disk (this run's learners, `run.json`), the
+    instructor's overrides applied, at the end of a run and after an interrupted one. Returns the
+    `Run` it wrote; raises ResultsError when the folder holds no readable run."""
+    run = load_run(out)
+    write_csv(out / "grades.csv", grade_rows(run.learners))
+    return run
 
 
 def write_csv(path: Path, rows: list[dict]) -> None:
@@ -132,10 +136,9 @@ def finish_run(out: Path, lesson: Lesson, protection: str) -> str:
     """Rewrite grades.csv from the run as it stands (this run's learners, overrides applied) and
     return the summary table of the same data."""
     try:
-        run = load_run(out)
+        run = write_grades(out)
     except ResultsError as e:
         return f"(no summary: {e})"
-    write_csv(out / "grades.csv", grade_rows(run.learners))
     text = summary_table(lesson, run.learners, protection)
     n = sum(e.overridden for l in run.learners for e in l.exercises)
     if n:

@@ -17,11 +17,12 @@ from typing import Any
 
 from .forkserver import STARTUP_TIMEOUT, ForkedKernel, KernelServer, log_tail
 from .rebuild import RunCell
+from .relay import Relay
 from ..text import shorten
 
 MAX_RESTARTS = 3
 PROBE_TIMEOUT = 6
-#: largest message a kernel may send the worker, and how many may wait in a queue
+#: largest message a kernel may send the worker (all its frames), and how many may wait in a queue
 MAX_MESSAGE_BYTES = 8 << 20
 MAX_QUEUED = 64
 _TIMEOUT_ENAME = "LabkitCellTimeout"
@@ -38,9 +39,10 @@ _CONTEXT = None
 
 def bounded_context():
     """The ZMQ context of every kernel client of this worker: each socket made from it refuses a
-    message over MAX_MESSAGE_BYTES (the connection is dropped, the message never stored) and queues
-    at most MAX_QUEUED messages: a kernel flooding its output cannot grow the worker's memory.
-    (jupyter_client's clients otherwise make a context of their own with no such bound.)"""
+    frame over MAX_MESSAGE_BYTES and queues at most MAX_QUEUED messages; the relay (`relay.Relay`)
+    ends a connection whose message, all its frames together, would pass MAX_MESSAGE_BYTES. So a
+    kernel flooding its output cannot grow the worker's memory. (jupyter_client's clients otherwise
+    make a context of their own with no such bound.)"""
     global _CONTEXT
     import zmq
     import zmq.asyncio
@@ -88,6 +90,7 @@ class Kernel:
     kc: Any
     client: Any
     n: int
+    relay: Any = None                 # relay.Relay between the kernel and this client
 
 
 class Runner:
@@ -110,21 +113,22 @@ class Runner:
         n = self.kernel_starts
         self.server.ensure()
         conn = self.server.conn_dir(n)  # root-owned, outside the learner's folder
-        fname, _ = write_connection_file(str(conn / f"k{n}.json"), transport="ipc", ip=str(conn / "k"),
-                                         key=os.urandom(32).hex().encode())
+        fname, info = write_connection_file(str(conn / f"k{n}.json"), transport="ipc", ip=str(conn / "k"),
+                                            key=os.urandom(32).hex().encode())
         if self.server.kernel_uid is not None:  # the kernel, an unprivileged uid, must read it
             os.chown(fname, 0, self.server.kernel_uid)
             os.chmod(fname, 0o640)
         pid = self.server.fork(Path(fname), conn / "kernel.log")
+        relay = Relay(info, self.server.relay_dir(n), MAX_MESSAGE_BYTES)  # bounded per message, not per frame
         kc = AsyncKernelClient(context=bounded_context())
-        kc.load_connection_file(fname)
+        kc.load_connection_info(relay.client_info())
         kc.start_channels()
         km = ForkedKernel(self.server, pid, kc)
         try:
             await self._wait_ready(kc, pid, conn / "kernel.log")
             self.server.lock(conn)
         except BaseException as e:
-            await self._stop(Kernel(km, kc, None, n))
+            await self._stop(Kernel(km, kc, None, n, relay))
             if isinstance(e, RuntimeError):
                 raise
             raise RuntimeError(shorten(e, 200)) from None
@@ -134,7 +138,7 @@ class Runner:
                                  store_widget_state=False, record_timing=False, iopub_timeout=4,
                                  raise_on_iopub_timeout=False, shell_timeout_interval=1)
         client.kc = kc
-        return Kernel(km, kc, client, n)
+        return Kernel(km, kc, client, n, relay)
 
     async def _wait_ready(self, kc, pid: int, log: Path) -> None:
         """Until the kernel answers kernel_info and shows it on IOPub (a kernel drops IOPub messages
@@ -177,6 +181,8 @@ class Runner:
         except Exception:
             pass
         await k.km.shutdown_kernel(now=True)
+        if k.relay is not None:
+            k.relay.close()
 
     async def _exec(self, k: Kernel, source: str, timeout: float) -> dict:
         import nbformat
