@@ -9,7 +9,8 @@ Five jobs, one module each:
 * `judging` (judge side): the one spec of each exercise (`@exercise`, `quiz` in
   `labkit_judges/lNN.py`: what the learner sees, references, test inputs, quiz answers); runs the
   judges on plain data only, and scores the tests.
-* `display` (learner side): the HTML panel, the display bundle, the quiz widget.
+* `display` (learner side): the HTML panel and the display bundle; `quizbox`: a quiz's buttons,
+  whose clicks are written into its answer cell.
 * `check()` (here): the facade a notebook calls.
 
 In the learner's notebook, `check()` collects and judges at once (the learner's own machine may
@@ -23,10 +24,11 @@ from pathlib import Path
 from typing import Any
 
 from .collect import COLLECT_ENV, NotAttempted, Recorded, collect, exc_message, record_for_grader
-from .display import panel_html, quiz_widget, remember_quiz
+from .display import panel_html
 from .judging import (INTERACTIVE_SEED, JUDGES, DidNotDo, JudgeSpec, collect_answer, error_line, evaluate,
                       evaluate_unseen, exercise, expect_close, expect_equal, fresh_seed, judge_saved, judge_spec,
                       lesson_specs, load_onnx, not_attempted, ort_session, quiz, quiz_answers, run_judge, score)
+from .quizbox import quiz_buttons
 from .registry import KINDS, REGISTRY, Exercise, ExerciseModuleError, Question, declare, get, lesson_exercises
 from .result import LABELS, RESULT_MIME, STATUSES, Result, Status, TestResult
 
@@ -35,7 +37,7 @@ __all__ = ["check", "Result", "TestResult", "Status", "STATUSES", "LABELS", "RES
            "collect_answer", "NotAttempted", "Recorded", "record_for_grader", "JUDGES", "JudgeSpec", "DidNotDo",
            "exercise", "quiz", "judge_spec", "lesson_specs", "quiz_answers", "error_line", "run_judge", "score",
            "evaluate", "evaluate_unseen", "fresh_seed", "judge_saved", "not_attempted", "expect_close",
-           "expect_equal", "load_onnx", "ort_session", "panel_html", "quiz_widget", "INTERACTIVE_SEED",
+           "expect_equal", "load_onnx", "ort_session", "panel_html", "quiz_buttons", "INTERACTIVE_SEED",
            "COLLECT_ENV"]
 
 
@@ -54,7 +56,6 @@ def check(id: str, answer: Any = None) -> Result | Recorded:
         record_for_grader(ex, answer, Path(collect_dir) / ex.id)
         return Recorded(ex.id)
     try:
-        remember_quiz(ex, answer, lambda choices: run_judge(ex, choices, INTERACTIVE_SEED))
         return evaluate_unseen(ex, answer)
     except BaseException as e:  # KeyboardInterrupt included: the panel says what happened
         return Result(ex.id, ex.title, "error", 0.0, ex.points, f"The check was interrupted: {exc_message(e)}", [],
