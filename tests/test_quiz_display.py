@@ -8,7 +8,6 @@ import pytest
 
 import labkit
 from labkit.checks import RESULT_MIME, TestResult, evaluate, get, lesson_exercises
-from labkit.checks import display
 from labkit.checks.display import inline_markdown, once_per_panel, panel_html
 from labkit.checks.result import Result
 from labkit.text import for_beginners, shorten
