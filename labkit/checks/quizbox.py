@@ -128,7 +128,10 @@ def _widget(ex: Exercise, answers: dict, keys: list[str], var: str, handle: Any)
         value = typed.strip().lower() if isinstance(typed, str) and typed.strip().lower() in q.options else None
         radios[q.key] = w.RadioButtons(options=[(f"{k}) {plain_markdown(v)}", k) for k, v in q.options.items()],
                                        value=value, layout=w.Layout(width="auto"))
-    saved = w.HTML("<span class='labkit-quiz-saved' style='font-size:12px'></span>")
+    chosen = [k for k in keys if radios[k].value is not None]
+    first = (f"{len(chosen)} of {len(keys)} answered, as the code above says." if chosen
+             else "Nothing chosen yet: each click is saved in the code above.")
+    saved = w.HTML(f"<span class='labkit-quiz-saved' style='font-size:12px;color:#57606a'>{first}</span>")
     writer = w.Output(layout=w.Layout(height="0px", overflow="hidden"))
 
     def on_change(change: dict) -> None:
