@@ -1,7 +1,8 @@
 """No naive strategy passes a quiz (COURSE.md, "Mutation corpus"): a learner who has not read the lesson
 and picks the longest option, the shortest, the one with the most words or the fewest, the most
 technical-looking one, the one repeating most of the question's words, or always the same letter,
-must not beat blind chance by more than 10 points on any lesson, nor on the course as a whole.
+or who rules out the longest (shortest...) and guesses among the rest, must not beat blind chance by
+more than 10 points on any lesson, nor on the course as a whole.
 
 Fast tier: it reads the quiz specs only (no kernel, no notebook; about a second).
 `python tests/test_quiz_strategies.py` prints the table of what each strategy scores.
@@ -63,13 +64,18 @@ def credit(options: dict[str, str], prompt: str, right: str, strategy: str) -> f
     """Expected share of this question a strategy gets right (a tie between k options counts 1/k)."""
     if strategy.startswith("always "):
         return float(strategy[-1] == right)
-    scores = {k: METRICS[strategy](v, prompt) for k, v in options.items()}
+    avoid = strategy.startswith("not ")
+    scores = {k: METRICS[strategy[4:] if avoid else strategy](v, prompt) for k, v in options.items()}
     best = max(scores.values())
     tied = [k for k, s in scores.items() if s == best]
+    if avoid:   # a guess among the options that are not the most X (all of them when they tie)
+        rest = [k for k in options if k not in tied] or list(options)
+        return (right in rest) / len(rest)
     return (right in tied) / len(tied)
 
 
-STRATEGIES = list(METRICS) + [f"always {x}" for x in LETTERS]
+#: pick the most X; rule out the most X and guess among the rest; always the same letter
+STRATEGIES = list(METRICS) + [f"not {m}" for m in METRICS] + [f"always {x}" for x in LETTERS]
 
 
 def quizzes(lesson: str) -> list[tuple[str, dict[str, str], str]]:
@@ -116,6 +122,7 @@ def test_the_strategies_see_what_they_claim():
     assert credit(opts, prompt, "c", "most technical") == 1 and credit(opts, prompt, "b", "echoes the question") == 1
     assert credit({"a": "x", "b": "y", "c": "z"}, "?", "a", "longest") == pytest.approx(1 / 3)   # a tie is a guess
     assert credit(opts, prompt, "c", "always c") == 1 and credit(opts, prompt, "c", "always a") == 0
+    assert credit(opts, prompt, "c", "not longest") == 0.5 and credit(opts, prompt, "b", "not longest") == 0
 
 
 def test_a_quiz_of_longest_right_answers_is_caught():
@@ -125,9 +132,12 @@ def test_a_quiz_of_longest_right_answers_is_caught():
 
 @pytest.mark.parametrize("lesson", LESSONS)
 def test_no_naive_strategy_beats_chance_on_a_lesson(lesson):
+    """Per lesson: every strategy that picks an option. (Ruling one out, "not longest"..., is held to
+    the course as a whole only for now: on 5-6 questions per lesson several quizzes still give it
+    away; the table shows which.)"""
     rows = table([lesson])
     assert lesson in rows, f"lesson {lesson} has no quiz"
-    bad = [line for line in beaten(rows) if line.startswith(lesson)]
+    bad = [line for line in beaten(rows) if line.startswith(lesson) and "'not " not in line]
     assert not bad, "naive strategies pass this quiz:\n- " + "\n- ".join(bad)
 
 
@@ -138,8 +148,8 @@ def test_no_naive_strategy_beats_chance_on_the_course():
 
 if __name__ == "__main__":
     rows = table()
-    print("scope  " + "  ".join(f"{s[:14]:>14}" for s in STRATEGIES))
+    print("scope  " + "  ".join(f"{s[:12]:>12}" for s in STRATEGIES))
     for scope, by in rows.items():
-        print(f"{scope:6} " + "  ".join(f"{by[s][0]:>13.0%}{'!' if by[s][0] - by[s][1] > MARGIN + 1e-9 else ' '}"
+        print(f"{scope:6} " + "  ".join(f"{by[s][0]:>11.0%}{'!' if by[s][0] - by[s][1] > MARGIN + 1e-9 else ' '}"
                                         for s in STRATEGIES))
     print(f"chance: {rows['course'][STRATEGIES[0]][1]:.0%} (course); '!' beats it by more than {MARGIN:.0%}")
