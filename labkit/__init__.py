@@ -5,10 +5,10 @@ Lessons import a few names from here; everything else lives in modules named for
 References, judges and quiz keys are not here: they are in the separate `labkit_judges` package.
 """
 from .bench import Timing, bench
-from .checks import check
+from .checks import check, quiz_buttons
 from .data import digits, normalize
 from .doctor import doctor
 from .quiet import quiet
 
 __version__ = "0.1.0"
-__all__ = ["bench", "Timing", "check", "digits", "normalize", "doctor", "quiet", "__version__"]
+__all__ = ["bench", "Timing", "check", "quiz_buttons", "digits", "normalize", "doctor", "quiet", "__version__"]

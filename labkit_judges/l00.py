@@ -33,39 +33,42 @@ def _relu(outputs, seed):
 
 quiz('00.quiz', title='How checks work', points=2, questions=[
     Question('q1', 'A check cell shows *Not attempted*. What does that mean?', {
-        'a': 'My answer is wrong',
-        'b': 'The answer cell still holds the stub',
-        'c': 'The course is broken',
+        'a': 'Your answer ran, but at least one of its tests failed',
+        'b': 'The answer cell still holds the stub it started with',
+        'c': 'The check could not load its tests, so nothing ran',
     }, answer='b', why=(
-        'The stub (None, or a function raising NotImplementedError) reads as not attempted. A wrong answer '
-        "shows 'Not yet' with the failing tests, and a broken course would show 'Error'.")),
+        'The stub (None, or a function raising NotImplementedError) reads as not attempted. A wrong '
+        "answer (a) shows 'Not yet' with the failing tests, and a check that cannot run (c) shows "
+        "'Error'.")),
     Question('q2', 'Where do you write your answer?', {
         'a': 'In the answer cell above the check cell',
-        'b': 'In the check cell',
-        'c': 'In a new cell below the check cell',
+        'b': 'In the check cell, replacing its argument',
+        'c': 'In a new cell that you add below the check',
     }, answer='a', why=(
-        'The grader takes only the answer cells (found by their tags). Check cells are read-only and rebuilt '
-        "from the instructor's copy, and a new cell is never graded.")),
+        'The grader takes only the answer cells (found by their tags). Check cells (b) are read-only '
+        "and rebuilt from the instructor's copy, and a cell you add (c) is never graded.")),
     Question('q3', "A panel says: 'expected shape (3, 4), got shape (12,)'. What do you do next?", {
-        'a': 'Run the check cell again: checks are random',
-        'b': 'Change the check cell so it flattens the expected array',
-        'c': "Fix the function so it keeps the input's shape, run the answer cell, then the check cell",
+        'a': 'Nothing: the check flattens arrays before it compares',
+        'b': 'Edit the check cell so that it flattens the expected array',
+        'c': 'Fix the function, run the answer cell, then the check',
     }, answer='c', why=(
-        'The message says what came back and what was expected; fix the answer and re-run both cells. Checks '
-        'use the same inputs every time in your notebook, and editing the check cell changes nothing in '
-        'grading.')),
-    Question('q4', 'You clicked the quiz buttons and wrote a dict in the answer cell, with different letters. Which answers are graded?', {
-        'a': 'The dict in the answer cell',
-        'b': 'The buttons you clicked',
-        'c': 'Whichever you changed last',
-    }, answer='a', why=(
-        'The grader runs your answer cells only; the buttons give instant feedback and show which dict to '
-        'write.')),
+        'The message says what came back and what was expected: fix the answer and re-run both cells. '
+        'The check compares shapes as they are (a), and an edited check cell (b) changes nothing in '
+        "grading (the instructor's copy runs).")),
+    Question('q4', 'You clicked your quiz answers, then saved and closed the notebook. What is graded?', {
+        'a': 'Nothing, until you copy the choices into the code yourself',
+        'b': 'The quiz_00 line that your clicks wrote into the answer cell',
+        'c': 'The last verdict the check cell showed before you saved',
+    }, answer='b', why=(
+        "Each click rewrites the answer cell's `quiz_00 = {...}` line, and the grader runs your answer "
+        'cells only: no copying is needed (a), and the outputs a check cell showed are never read: the '
+        'grader runs the checks again (c).')),
     Question('q5', "What does the 'CPU features' line of labkit.doctor() tell you?", {
-        'a': 'How much memory the course may use',
-        'b': 'Whether a GPU is available',
-        'c': "Which vector instructions (AVX2/AVX-512, NEON/SVE/SME) ONNX Runtime's CPU kernels can use",
+        'a': 'How much memory ONNX Runtime may use on this machine',
+        'b': 'Whether there is a GPU for ONNX Runtime to run on',
+        'c': "Which vector instructions ONNX Runtime's kernels can use",
     }, answer='c', why=(
-        'ONNX Runtime picks a CPU code path for the vector instructions your processor has. Memory and GPUs '
-        'are not CPU features; GPUs show up as execution providers.')),
+        'ONNX Runtime picks a CPU code path for the vector instructions your processor has '
+        '(AVX2/AVX-512 on x86, NEON/SVE/SME on Arm). Memory (a) and GPUs (b) are not CPU features; '
+        'GPUs show up as execution providers.')),
 ])

@@ -276,48 +276,51 @@ def _versions(outputs, seed):
 quiz('01.quiz', title='What ONNX is', points=4, questions=[
     Question('q1', 'What is ONNX?', {
         'a': 'A runtime that executes models fast, like ONNX Runtime',
-        'b': 'A file format: a graph of standard operators plus the weights, run by a separate runtime',
-        'c': 'A compression format that makes a trained model smaller',
+        'b': 'A file format: a graph of standard operators and weights',
+        'c': 'A compression format that makes trained models smaller',
     }, answer='b', why=(
-        'ONNX describes the computation; runtimes such as ONNX Runtime or onnx.reference execute it. ONNX '
-        'Runtime is one of those runtimes, not ONNX itself, and ONNX compresses nothing: the weights are '
-        'stored as raw numbers, so the file is a little larger than the weights.')),
+        'ONNX describes the computation; runtimes such as ONNX Runtime or onnx.reference execute it. '
+        'ONNX Runtime is one of those runtimes, not ONNX itself (a), and ONNX compresses nothing (c): '
+        'the weights are stored as raw numbers, so the file is a little larger than the weights.')),
     Question('q2', 'A model imports opset 21 of the default domain. What does 21 fix?', {
-        'a': 'The version of the file format (which protobuf fields exist)',
+        'a': 'The version of the file format: which protobuf fields exist',
         'b': 'The oldest ONNX Runtime release that can load the model',
         'c': "Which version of each operator's definition the graph uses",
     }, answer='c', why=(
-        'The opset pins operator semantics (Sigmoid as defined in opset 13, ReduceMean as in 18...). The file'
-        " format's version is ir_version, a separate number, and no field names a runtime release.")),
+        'The opset pins operator semantics (Sigmoid as defined in opset 13, ReduceMean as in 18...). '
+        "The file format's version is ir_version, a separate number (a), and no field names a runtime "
+        'release (b).')),
     Question('q3', "Why give the input the shape ['batch', 4] instead of [2, 4]?", {
-        'a': 'So the same model accepts any number of rows at run time',
-        'b': 'So that ONNX Runtime splits large inputs into batches for you',
-        'c': 'Because onnx.checker rejects a model whose shapes are all numbers',
+        'a': 'So that the same model accepts any number of rows',
+        'b': 'So that ONNX Runtime splits any big input into small batches',
+        'c': 'Because onnx.checker rejects shapes made only of numbers',
     }, answer='a', why=(
-        'A named (symbolic) dimension is free at run time; a number is fixed forever. The runtime never '
-        'splits inputs for you, and the checker accepts fixed shapes: the first model of this lesson had [2, '
-        '4].')),
+        'A named (symbolic) dimension is free at run time; a number is fixed forever. The runtime '
+        'never splits inputs for you (b), and the checker accepts fixed shapes (c): the first model of '
+        'this lesson had [2, 4].')),
     Question('q4', "An older ONNX Runtime refuses your file: 'Unsupported model IR version: 14, max supported IR version: 10'. What do you change?", {
         'a': 'The opset: import an older opset of the default domain',
-        'b': 'The IR version: write one the runtime reads, at least onnx.helper.find_min_ir_version_for(opset_import)',
-        'c': 'Nothing in the model: save it without weights and load those separately',
+        'b': 'The IR version: write an older one the runtime can read',
+        'c': 'The weights: save them as external data beside the file',
     }, answer='b', why=(
-        'The message is about the IR version (the file format). Opsets are a different number, and external '
-        'weights do not change the IR version. find_min_ir_version_for gives the lowest IR version that can '
-        'hold the opsets you import.')),
+        'The message is about the IR version (the file format). Opsets (a) are a different number, and '
+        'external weights (c) do not change the IR version. '
+        'onnx.helper.find_min_ir_version_for(opset_import) gives the lowest IR version that can hold '
+        'the opsets you import.')),
     Question('q5', "PyTorch's nn.Linear(4, 3) becomes which ONNX operators?", {
-        'a': 'Linear, the ONNX operator with the same name',
-        'b': "Dense, ONNX's fully connected operator",
-        'c': 'Gemm, or MatMul followed by Add: ONNX has no Linear operator',
+        'a': 'Linear, the ONNX operator that has the very same name',
+        'b': "Dense, ONNX's own fully connected operator",
+        'c': 'Gemm, or a MatMul followed by an Add',
     }, answer='c', why=(
-        "ONNX's operator list has no Linear and no Dense: a fully connected layer is Gemm (what the exporters"
-        ' write for 2-D inputs) or MatMul + Add, exactly as this lesson builds it.')),
+        "ONNX's operator list has no Linear (a) and no Dense (b): a fully connected layer is Gemm "
+        '(what the exporters write for 2-D inputs) or MatMul + Add, exactly as this lesson builds it.')),
     Question('q6', "You compare two engines' outputs whose values are around 1000. Which test is right?", {
-        'a': 'np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6): the tolerance grows with the values',
-        'b': 'np.abs(a - b).max() < 1e-5: a fixed absolute tolerance',
-        'c': 'np.array_equal(a, b): a correct model gives bit-identical outputs',
+        'a': 'assert_allclose with rtol=1e-5: it grows with the values',
+        'b': 'A fixed absolute bound: np.abs(a - b).max() < 1e-5',
+        'c': 'np.array_equal(a, b): correct models are bit-identical',
     }, answer='a', why=(
-        'float32 keeps about 7 significant digits, so values near 1000 legitimately differ by about 1e-4: a '
-        'fixed absolute 1e-5 fails a correct model, and bit-identical outputs are not promised when kernels '
-        'sum in another order. A relative tolerance (plus a small atol near zero) scales with the values.')),
+        'float32 keeps about 7 significant digits, so values near 1000 legitimately differ by about '
+        '1e-4: a fixed absolute 1e-5 (b) fails a correct model, and bit-identical outputs (c) are not '
+        'promised when kernels sum in another order. A relative tolerance (plus a small atol near '
+        'zero) scales with the values.')),
 ])

@@ -325,48 +325,52 @@ def _repair_conversion(answer, seed):
 quiz('02.quiz', title="Reading a model's structure", points=4, questions=[
     Question('q1', 'The light ResNet-50 file is 78 KiB, yet the model has 25 million parameters. Why?', {
         'a': 'ONNX compresses the weights when it saves a model',
-        'b': 'The weights are downloaded the first time the model is loaded',
-        'c': 'Each weight is a ConstantOfShape node that fills a tensor of a stored shape with one value',
+        'b': 'The weights are downloaded the first time it loads',
+        'c': 'Each weight is a ConstantOfShape node filling one value',
     }, answer='c', why=(
-        'Only the shapes are stored; every weight becomes 0.02 at load time, so the predictions mean nothing.'
-        ' ONNX compresses nothing (weights are raw numbers), and nothing is downloaded: the runtime reads one'
-        ' file.')),
+        'Only the shapes are stored; every weight becomes 0.02 at load time, so the predictions mean '
+        'nothing. ONNX compresses nothing (a) (weights are raw numbers), and nothing is downloaded '
+        '(b): the runtime reads one file.')),
     Question('q2', 'After onnx.shape_inference.infer_shapes, where are the shapes of intermediate tensors?', {
         'a': 'In graph.value_info',
         'b': 'In graph.initializer',
-        'c': 'In graph.output, next to the real outputs',
+        'c': 'In graph.output',
     }, answer='a', why=(
-        'value_info holds the type and shape of tensors that are neither inputs nor outputs. Initializers are'
-        ' stored weights, and inference never adds outputs: you add one yourself to expose a tensor.')),
+        'value_info holds the type and shape of tensors that are neither inputs nor outputs. '
+        'Initializers (b) are stored weights, and inference never adds outputs (c): you add one '
+        'yourself to expose a tensor.')),
     Question('q3', 'When must a model keep its weights in external data?', {
         'a': 'Always: ONNX Runtime loads external weights faster',
-        'b': "When the single file would pass protobuf's 2 GB limit",
-        'c': 'Whenever the model is quantized',
+        'b': "When one file would pass protobuf's 2 GB limit",
+        'c': "Whenever the model's weights have been quantized",
     }, answer='b', why=(
-        'A protobuf message cannot exceed 2 GB; the weights then go to a side file the model points to. '
-        'External data is not faster to load, and quantization makes files smaller, not larger.')),
+        'A protobuf message cannot exceed 2 GB; the weights then go to a side file the model points '
+        'to. External data is not faster to load (a), and quantization (c) makes files smaller, not '
+        'larger.')),
     Question('q4', 'You wrote opset_import[0].version = 21 on an opset-11 model and saved it. What did you get?', {
-        'a': 'A converted model: the runtime adapts old nodes to the new opset',
-        'b': "A file that lies: old-style nodes (ReduceMean's axes attribute...) under a new opset number, which the checker rejects",
-        'c': 'The same model, now faster, because newer opsets have faster kernels',
+        'a': 'A converted model: the runtime adapts old nodes to opset 21',
+        'b': 'An invalid file: old-style nodes under a newer opset number',
+        'c': 'The same model, faster: newer opsets have faster kernels',
     }, answer='b', why=(
-        'The number pins which definition each node follows; changing it converts nothing. Old-style nodes '
-        'under a new number are invalid, which is why version_converter rewrites them. No runtime adapts '
-        'them, and an opset number has nothing to do with kernel speed.')),
+        'The number pins which definition each node follows; changing it converts nothing. Old-style '
+        "nodes (ReduceMean's axes attribute...) under a new number are invalid and the checker rejects "
+        'them, which is why version_converter rewrites them. No runtime adapts them (a), and an opset '
+        'number has nothing to do with kernel speed (c).')),
     Question('q5', 'This IR 3 ResNet-50 lists its initializers in graph.input too. Can you feed new values for them at run time?', {
-        'a': 'Yes: an initializer listed as an input is a default you may override',
-        'b': 'Yes, but only by editing the file, because inputs are read-only',
-        'c': "No: before IR 4 they are constants, get_overridable_initializers() is empty and feeding one is an 'Invalid input name'",
+        'a': 'Yes: an initializer listed as an input is a default to override',
+        'b': 'Only with a SessionOptions flag that unlocks IR 3 inputs',
+        'c': 'No: before IR version 4 they are constants, not inputs',
     }, answer='c', why=(
-        'From IR 4 on, an initializer that is also listed as an input is an overridable default. This file is'
-        ' IR 3, where listing was compulsory and means nothing: ONNX Runtime treats them as constants, as the'
-        ' lesson shows. Inputs are never read-only, but these are not inputs you may feed.')),
+        'From IR 4 on, an initializer that is also listed as an input is an overridable default. This '
+        'file is IR 3, where listing was compulsory and means nothing (a): ONNX Runtime treats them as '
+        "constants, get_overridable_initializers() is empty and feeding one is an 'Invalid input "
+        "name', as the lesson shows. No session option changes that (b).")),
     Question('q6', "Strict shape inference fails with '(op_type:MatMul, node name: fc2): Incompatible dimensions'. Where is the bad tensor?", {
-        'a': 'Among the inputs of node fc2: the one with a stored shape (an initializer) that does not fit',
-        'b': "In the graph's declared output shape",
-        'c': 'In the opset: MatMul needs a newer opset',
+        'a': "In node fc2's inputs: a stored weight that does not fit",
+        'b': "In the graph's declared output shape, at the very end",
+        'c': 'In the opset: MatMul needs a newer opset than this one',
     }, answer='a', why=(
-        "Inference stops at the first node whose input shapes do not fit. The graph input's and outputs' "
-        "shapes are declared, MatMul exists in every opset; the stored shape of that node's initializer is "
-        'the suspect.')),
+        "Inference stops at the first node whose input shapes do not fit. The graph's outputs (b) are "
+        "declared after it, and MatMul exists in every opset (c); the stored shape of that node's "
+        'initializer is the suspect.')),
 ])

@@ -661,51 +661,53 @@ def _custom_op(outputs, seed):
 
 quiz('03.quiz', title='Exports that lie, and how to catch them', points=4, questions=[
     Question('q1', "forward() contains `if x.shape[0] > 4:`. You export with dynamo=True, an example batch of 8 and dynamic_shapes={'x': {0: 'batch'}}. No error, no warning. What is in the file?", {
-        'a': 'A symbolic batch dimension and only the branch batch 8 took: batch 2 gets the wrong result',
-        'b': 'An If node on the batch size, so every batch takes the right branch',
-        'c': 'Nothing: dynamo refuses any if statement in forward',
+        'a': 'A symbolic batch, and only the branch that batch 8 took',
+        'b': 'An If node on the batch size, so each batch branches right',
+        'c': 'A file fixed to batch 8, so batch 2 is refused at run time',
     }, answer='a', why=(
         'Dynamo specializes on shapes without a word: it keeps the batch symbolic where it can, and a Python '
-        "if on x.shape[0] is decided once for the example's size. Not b: only torch.cond writes an If node. "
-        'Not c: dynamo refuses branches on tensor values, not on shapes.')),
+        "if on x.shape[0] is decided once for the example's size, so batch 2 gets the wrong branch. Not b: "
+        'only torch.cond writes an If node. Not c: the batch stays symbolic, so batch 2 runs.')),
     Question('q2', 'assert_allclose between PyTorch and ONNX Runtime fails with differences near 1, and calling the PyTorch model twice on the same batch gives two different answers. Most likely cause?', {
         'a': 'ONNX Runtime rounds float32 differently from PyTorch',
-        'b': 'The opset version is too old for the model',
-        'c': 'The model is in training mode: dropout is active and BatchNorm uses batch statistics',
+        'b': 'The opset is too old, so some operators were dropped',
+        'c': 'The model is in training mode: dropout is still active',
     }, answer='c', why=(
-        'Call model.eval() before exporting and before computing the reference. Not a: rounding differs by '
-        'about 1e-6, not 1; and it would not make PyTorch disagree with itself. Not b: an old opset fails at '
-        'export time, it does not make answers random.')),
+        'Call model.eval() before exporting and before computing the reference (dropout, and BatchNorm on '
+        'batch statistics). Not a: rounding differs by about 1e-6, not 1, and would not make PyTorch disagree '
+        'with itself. Not b: an old opset fails at export time, it does not make answers random.')),
     Question('q3', "ONNX Runtime says 'Got invalid dimensions for input ... index: 0 Got: 7 Expected: 1'. What fixes it?", {
-        'a': 'Pad every request to batch size 1',
-        'b': 'Export again with a symbolic batch dimension (dynamic_shapes; dynamic_axes in the legacy exporter)',
-        'c': "Set the session's graph optimization level to ORT_ENABLE_ALL",
+        'a': "Set the session's optimization level to ORT_ENABLE_ALL",
+        'b': 'Export it again with a symbolic (named) batch dimension',
+        'c': 'Transpose the input: ORT wants the batch on the last axis',
     }, answer='b', why=(
-        "The example's batch size was written into the graph as a number; a named dimension accepts any size."
-        ' Not a: padding works around it at a cost on every call. Not c: optimization levels never change '
-        'input shapes.')),
+        "The example's batch size was written into the graph as a number; a named dimension (dynamic_shapes, "
+        'or dynamic_axes in the legacy exporter) accepts any size. Not a: optimization levels never change '
+        'input shapes. Not c: index 0 is the batch axis the model declares; no layout is wrong.')),
     Question('q4', 'A correct export differs from PyTorch by a few millionths on logits around 10. How do you test exports in general?', {
-        'a': 'assert_allclose with a relative and an absolute tolerance (rtol=1e-3, atol=1e-5)',
-        'b': 'Require bit-identical outputs: any difference means the export is broken',
-        'c': 'Require every difference below 1e-5 in absolute value',
+        'a': 'assert_allclose with both an rtol and a small atol',
+        'b': 'Bit-identical outputs: any difference is a broken export',
+        'c': 'Every difference below 1e-5 in absolute value',
     }, answer='a', why=(
         'Kernels add numbers in different orders, so the difference grows with the size of the values: a '
-        'relative tolerance scales with them. Not b: bit-identical outputs across runtimes are not expected. '
-        'Not c: logits in the hundreds differ by more than 1e-5 after a correct export.')),
+        'relative tolerance (e.g. rtol=1e-3, atol=1e-5) scales with them. Not b: bit-identical outputs across '
+        'runtimes are not expected. Not c: logits in the hundreds differ by more than 1e-5 after a correct '
+        'export.')),
     Question('q5', 'forward() contains `if x.sum() > 0:`. What does torch.onnx.export(..., dynamo=True) do?', {
-        'a': 'Exports both branches and an If node',
-        'b': 'Keeps the branch the example input took, silently',
-        'c': 'Fails: it cannot guard on a data-dependent value (rewrite with torch.where or torch.cond)',
+        'a': 'It exports both branches, joined by an If node',
+        'b': 'It keeps the branch the example input took, silently',
+        'c': 'It fails: it cannot guard on a data-dependent value',
     }, answer='c', why=(
         "A branch on a tensor's value needs the value, which exists only at run time: dynamo stops ('Could "
-        "not guard on data-dependent expression'). Not a: an If node comes only from torch.cond. Not b: that "
-        "is what the legacy exporter's tracing does.")),
+        "not guard on data-dependent expression'); rewrite with torch.where or torch.cond. Not a: an If node "
+        "comes only from torch.cond. Not b: keeping the example's branch is what the legacy exporter's "
+        'tracing does.')),
     Question('q6', "torch.onnx.export(model, (x,), 'model.onnx', dynamo=True) ran; you copy model.onnx to a phone and loading fails. Why?", {
-        'a': 'ONNX compresses the model and the phone cannot decompress it',
-        'b': 'The weights went to model.onnx.data next to it: copy both, or save with program.save(path)',
-        'c': 'Phones need opset 14, and dynamo wrote opset 18',
+        'a': 'ONNX compressed the model and the phone cannot unpack it',
+        'b': 'The weights went to model.onnx.data: copy both files',
+        'c': 'Phones need opset 14, and the dynamo exporter wrote 18',
     }, answer='b', why=(
-        'Given a path, export writes the weights to a .data side file by default (external_data=True). Not a:'
-        ' ONNX does not compress weights; the file holds them as raw float32. Not c: the opset does not '
-        'decide where the weights go, and current runtimes read opset 18.')),
+        'Given a path, export writes the weights to a .data side file by default (external_data=True): copy '
+        'both, or save with program.save(path). Not a: ONNX does not compress weights (the file holds raw '
+        'float32). Not c: the opset does not decide where the weights go, and current runtimes read opset 18.')),
 ])

@@ -332,40 +332,42 @@ def _choose_providers(outputs, seed):
 
 quiz('04.quiz', title='Running models with ONNX Runtime', points=4, questions=[
     Question('q1', "You ask for providers=['CUDAExecutionProvider', 'CPUExecutionProvider'] and session.get_providers() returns ['CPUExecutionProvider']. What happened?", {
-        'a': 'The model runs on the GPU anyway',
-        'b': 'This onnxruntime build has no CUDA provider, so ORT warned and used the CPU',
-        'c': 'get_providers() only lists the last provider you asked for',
+        'a': 'The model still runs on the GPU; ORT just lists the CPU',
+        'b': 'No CUDA in this build: ORT warned and used the CPU',
+        'c': 'get_providers() lists only the last provider you asked for',
     }, answer='b', why=(
-        'Requested is a wish list: a provider this build lacks is skipped with a warning, not an error, so '
-        'the GPU is not used (a); get_providers() lists every provider the session really uses, in order, not'
-        ' the last one requested (c).')),
+        'Requested is a wish list: a provider this build lacks is skipped with a warning, not an '
+        'error, so the GPU is not used (a); get_providers() lists every provider the session really '
+        'uses, in order, not the last one requested (c).')),
     Question('q2', 'Why create one InferenceSession and reuse it for every request?', {
-        'a': 'Creating a session loads, checks and optimizes the graph, which costs far more than one run',
-        'b': 'A process may create only one session',
+        'a': 'Creating a session loads and optimizes the graph: costly',
+        'b': 'ONNX Runtime allows one session per process at a time',
         'c': 'A reused session gives more accurate results',
     }, answer='a', why=(
-        'Pay the set-up once; each run then only computes. A process may hold many sessions (b), and a '
-        'session gives the same results whether it is new or reused (c).')),
+        'Creating a session loads, checks and optimizes the graph, which costs far more than one run: '
+        'pay it once. A process may hold many sessions (b), and a session gives the same results '
+        'whether it is new or reused (c).')),
     Question('q3', 'When does SessionOptions.inter_op_num_threads change anything?', {
-        'a': 'Always: it is the main thread setting',
-        'b': 'Only on GPUs',
-        'c': 'Only with execution_mode = ORT_PARALLEL, which runs independent nodes at the same time',
+        'a': 'Always: it sets the threads of each MatMul and Conv node',
+        'b': 'Only when a GPU provider runs part of the graph',
+        'c': 'Only with execution_mode ORT_PARALLEL',
     }, answer='c', why=(
-        'The default ORT_SEQUENTIAL mode runs one node at a time, so inter-op threads idle; it is not the '
-        'main thread setting (a: intra_op_num_threads splits each node), and it is not about GPUs (b).')),
+        'The default ORT_SEQUENTIAL mode runs one node at a time, so inter-op threads idle; '
+        'ORT_PARALLEL runs independent nodes at the same time. Splitting one node (a) is '
+        'intra_op_num_threads, and neither is about GPUs (b).')),
     Question('q4', "In ONNX Runtime's profile trace, where is the operator type of a node event?", {
         'a': "In event['args']['op_name']",
         'b': "In the event's name",
         'c': "In event['cat']",
     }, answer='a', why=(
-        "args['op_name'] holds the type. The event name is the node's name plus '_kernel_time' (fused nodes "
-        "get new names, b), and cat is only 'Node' or 'Session' (c).")),
+        "args['op_name'] holds the type. The event name (b) is the node's name plus '_kernel_time' "
+        "(fused nodes get new names), and cat (c) is only 'Node' or 'Session'.")),
     Question('q5', 'After the export, cnn.onnx is about 12 KiB although the CNN has tens of thousands of float32 parameters. Why?', {
-        'a': 'ONNX compresses the weights',
-        'b': 'ONNX Runtime downloads the weights when the session is created',
-        'c': 'The exporter wrote the weights to cnn.onnx.data (external data) next to it; the .onnx file holds the graph',
+        'a': 'ONNX compresses float32 weights when it saves',
+        'b': 'ONNX Runtime downloads the weights at session creation',
+        'c': 'The weights went to cnn.onnx.data next to the file',
     }, answer='c', why=(
-        'The dynamo exporter stores the weights as external data in cnn.onnx.data: the .onnx file holds only '
-        'the graph. ONNX does not compress weights (a: float32 is float32 in any file), and ONNX Runtime '
-        'never downloads anything (b); copy both files together.')),
+        'The dynamo exporter stores the weights as external data in cnn.onnx.data: the .onnx file '
+        'holds only the graph, so copy both files together. ONNX does not compress weights (a) '
+        '(float32 is float32 in any file), and ONNX Runtime never downloads anything (b).')),
 ])

@@ -320,43 +320,45 @@ def _fold_graph(outputs, seed):
 
 quiz('05.quiz', title='Predict what each optimization level does', points=4, questions=[
     Question('q1', 'Which operators disappear from the light ResNet-50 at the BASIC level?', {
-        'a': 'ConstantOfShape (folded into initializers) and BatchNormalization (folded into Conv)',
-        'b': 'Only Relu, merged into Conv',
-        'c': 'None: BASIC only checks the graph',
+        'a': 'ConstantOfShape and BatchNormalization, folded away',
+        'b': 'Only Relu, merged into the Conv before it',
+        'c': 'None: BASIC only checks the graph for errors',
     }, answer='a', why=(
-        'BASIC does constant folding (ConstantOfShape) and hardware-independent fusions such as '
-        'Conv+BatchNormalization. Relu merges into Conv only at EXTENDED (b), and BASIC rewrites the graph, '
-        'it does not only check it (c).')),
+        'BASIC does constant folding (ConstantOfShape becomes initializers) and hardware-independent '
+        'fusions such as Conv+BatchNormalization. Relu merges into Conv only at EXTENDED (b), and '
+        'BASIC rewrites the graph, it does not only check it (c).')),
     Question('q2', 'What does EXTENDED add on the CPU execution provider?', {
-        'a': "Blocked NCHWc layouts for the CPU's vector width",
-        'b': '8-bit quantization of the weights',
-        'c': "Fusions into ONNX Runtime's own operators, e.g. Conv+Relu -> FusedConv, Gemm+Relu -> FusedGemm",
+        'a': "Blocked NCHWc layouts sized to the CPU's vector width",
+        'b': '8-bit quantization of all the weights, done at load time',
+        'c': "Fusions into ORT's own operators, such as the FusedConv",
     }, answer='c', why=(
-        'EXTENDED fuses into com.microsoft operators run by the CPU provider. NCHWc layouts come only at ALL '
-        '(a), and no optimization level quantizes: that is quantize_static/quantize_dynamic (b).')),
+        "EXTENDED fuses into ONNX Runtime's own com.microsoft operators (Conv+Relu -> FusedConv, "
+        'Gemm+Relu -> FusedGemm) run by the CPU provider. NCHWc layouts come only at ALL (a), and no '
+        'optimization level quantizes (b): that is quantize_static/quantize_dynamic.')),
     Question('q3', 'A script sets so.graph_optimization_level = ORT_ENABLE_ALL on a fresh SessionOptions(). What changes?', {
-        'a': 'Inference gets faster',
-        'b': 'Nothing: ORT_ENABLE_ALL is already the default',
-        'c': 'Model loading fails on ARM',
+        'a': 'Inference gets faster than with the default settings',
+        'b': 'Nothing at all: ORT_ENABLE_ALL is already the default',
+        'c': 'Model loading fails on Arm, where NCHWc does not exist',
     }, answer='b', why=(
-        'SessionOptions().graph_optimization_level is ORT_ENABLE_ALL already, so nothing changes: it does not'
-        ' get faster (a) and ALL simply skips the x86 layouts on Arm, it does not fail (c).')),
+        'SessionOptions().graph_optimization_level is ORT_ENABLE_ALL already, so nothing changes and '
+        'nothing gets faster (a); on Arm, ALL simply skips the x86 layouts, it does not fail (c).')),
     Question('q4', 'You optimize offline once and ship the file to many different CPUs. Which level do you save at?', {
-        'a': "EXTENDED: ALL may add NCHWc layout operators whose block size fits only this CPU's vectors",
-        'b': 'ALL, because it is fastest everywhere',
-        'c': 'DISABLE, because optimized files never load elsewhere',
+        'a': 'EXTENDED: ALL may add layouts fitted to this CPU only',
+        'b': 'ALL, because it is the fastest level on every CPU',
+        'c': 'DISABLE: optimized files never load on other machines',
     }, answer='a', why=(
-        "ALL may add NCHWc operators whose block size fits only this CPU's vectors, and ORT warns the file "
-        'belongs to the machine that wrote it (b); optimized EXTENDED files load anywhere the CPU provider '
-        'runs (c is false).')),
+        "ALL may add NCHWc operators whose block size fits only this CPU's vectors, and ORT warns the "
+        'file belongs to the machine that wrote it (b); optimized EXTENDED files load anywhere the CPU '
+        'provider runs (c).')),
     Question('q5', 'The EXTENDED file (with FusedConv nodes) is loaded on a phone with the NNAPI execution provider first in the list. What happens to the FusedConv nodes?', {
         'a': 'NNAPI runs them: FusedConv is a standard ONNX operator',
-        'b': "They stay on the CPU provider: FusedConv is a com.microsoft kernel of ORT's CPU provider, which NNAPI does not take",
-        'c': 'The file cannot load on an Arm CPU',
+        'b': 'They stay on the CPU provider, which owns FusedConv',
+        'c': 'Loading fails: the file holds operators NNAPI lacks',
     }, answer='b', why=(
-        'FusedConv and FusedGemm are com.microsoft kernels of the CPU execution provider (CUDA has its own '
-        'FusedConv); NNAPI, CoreML and most other providers do not take them, so those nodes stay on the CPU.'
-        ' They are not standard ONNX operators (a), and the file runs on any CPU, x86 or Arm (c).')),
+        'FusedConv and FusedGemm are com.microsoft kernels of the CPU execution provider (CUDA has its '
+        'own FusedConv); NNAPI, CoreML and most other providers do not take them, so those nodes stay '
+        'on the CPU. They are not standard ONNX operators (a), and a node NNAPI does not take falls '
+        'back to the CPU instead of failing the load (c).')),
 ])
 
 

@@ -816,49 +816,50 @@ def _int4_blocks(outputs, seed):
 
 quiz('06.quiz', title='Choosing a quantization method', points=4, questions=[
     Question('q1', 'Model A is a text model made mostly of large MatMul layers (tens of MB of weights), run one sentence at a time on a server CPU, and you have no representative input data at hand. Which method do you try first?', {
-        'a': 'Dynamic quantization (quantize_dynamic): int8 weights, activation scales computed at run time',
-        'b': 'Static quantization (quantize_static) with a calibration reader',
-        'c': 'No quantization: int8 only helps convolutions',
+        'a': 'Dynamic quantization: int8 weights, with no calibration',
+        'b': 'Static quantization with a calibration data reader',
+        'c': 'None: int8 only speeds up convolution layers',
     }, answer='a', why=(
-        'Weight-heavy MatMul models gain most from 4x smaller weights, and dynamic needs no calibration data.'
-        ' Static (b) needs representative inputs you do not have; int8 helps MatMul as much as Conv (c).')),
+        'Weight-heavy MatMul models gain most from 4x smaller weights, and dynamic quantization '
+        '(quantize_dynamic) needs no calibration data. Static (b) needs representative inputs you do '
+        'not have; int8 helps MatMul as much as Conv (c).')),
     Question('q2', 'Model B is a small CNN classifying camera frames on a phone; you have a few hundred typical images. Which method do you try first?', {
-        'a': 'Dynamic quantization: it needs no data',
-        'b': 'Static QDQ quantization, per-channel weights, calibrated on those images',
-        'c': 'Quantize only the input image to uint8',
+        'a': 'Dynamic quantization, since it needs no data at all',
+        'b': 'Static QDQ, per-channel, calibrated on those images',
+        'c': 'Quantize only the input images to uint8 pixels',
     }, answer='b', why=(
-        'Static QDQ fixes every scale ahead of time from the images you have, so the runtime fuses integer '
-        'kernels with no per-inference range computation. Dynamic (a) pays a min/max pass per layer on every '
-        'frame; quantizing only the input (c) leaves every layer in float.')),
+        'Static QDQ fixes every scale ahead of time from the images you have, so the runtime fuses '
+        'integer kernels with no per-inference range computation. Dynamic (a) pays a min/max pass per '
+        'layer on every frame; quantizing only the input (c) leaves every layer in float.')),
     Question('q3', 'Which formula maps a real value x to its quantized value q (scale s, integer zero point z)?', {
-        'a': 'q = round((x - z) / s)',
-        'b': 'q = round(x * s) + z',
+        'a': 'q = clamp(round((x - z) / s), qmin, qmax)',
+        'b': 'q = clamp(round(x * s) + z, qmin, qmax)',
         'c': 'q = clamp(round(x / s) + z, qmin, qmax)',
     }, answer='c', why=(
-        'z lives on the integer axis: divide by s, round, then shift by z and clamp. round((x - z)/s) (a) '
-        'subtracts an integer from a real value; multiplying by s (b) inverts the scale.')),
+        'z lives on the integer axis: divide by s, round, then shift by z and clamp. round((x - z) / '
+        's) (a) subtracts an integer from a real value; multiplying by s (b) inverts the scale.')),
     Question('q4', 'What does a dynamically quantized model do at every inference that a statically quantized one does not?', {
-        'a': 'It scans each activation for its min and max to compute a scale and zero point',
-        'b': 'It dequantizes all its weights back to float32',
-        'c': 'It recalibrates its weights on the input',
+        'a': "It scans each activation's min and max to set its scale",
+        'b': 'It dequantizes every one of its weights back to float32',
+        'c': 'It recalibrates its weights on the current input',
     }, answer='a', why=(
-        'DynamicQuantizeLinear runs before each quantized layer and scans the activation for its range. '
-        'Neither kind dequantizes all weights up front (b) or changes weights at run time (c).')),
+        'DynamicQuantizeLinear runs before each quantized layer and scans the activation for its '
+        'range. Neither kind dequantizes all weights up front (b) or changes weights at run time (c).')),
     Question('q5', "ONNX Runtime's quantizer makes a weight tensor with largest |w| = m symmetric int8. Which integer range and scale does it use?", {
-        'a': '[-128, 127], scale 2m/255',
+        'a': '[-128, 127], scale 2m/255, zero point 0',
         'b': '[-127, 127], scale m/127, zero point 0',
-        'c': '[0, 255], zero point 128',
+        'c': '[0, 255], scale 2m/255, zero point 128',
     }, answer='b', why=(
-        "ORT's symmetric int8 range is [-127, 127] (ONNX_INT_TYPE_SYMMETRIC_RANGE): -m and m are both levels "
-        'and the zero point is 0, so the scale is m/127. [-128, 127] (a) would need a zero point of -0.5; '
-        "uint8 with z = 128 (c) is not ORT's int8 weight format.")),
+        "ORT's symmetric int8 range is [-127, 127] (ONNX_INT_TYPE_SYMMETRIC_RANGE): -m and m are both "
+        'levels and the zero point is 0, so the scale is m/127. [-128, 127] (a) would need a zero '
+        "point of -0.5 to be symmetric; uint8 with z = 128 (c) is not ORT's int8 weight format.")),
     Question('q6', 'The static int8 model will run through NNAPI on Android. Which activation type do you pass to quantize_static?', {
-        'a': 'The default QInt8: NNAPI takes int8 everywhere',
-        'b': 'QInt4, the smallest',
-        'c': "QUInt8: ONNX Runtime's NNAPI provider takes uint8 activations only",
+        'a': 'QInt8, the default: NNAPI takes int8 everywhere',
+        'b': 'QInt4, the smallest type, so the fastest on NNAPI',
+        'c': 'QUInt8, since the NNAPI provider takes uint8 only',
     }, answer='c', why=(
-        "ONNX Runtime's NNAPI execution provider takes uint8 activations only (a limit of the provider: NNAPI"
-        ' itself also has signed int8 operands), so quantize with activation_type=QUInt8. The default QInt8 '
-        '(a) gives int8 activations the provider leaves to the CPU; int4 activations (b) are not what NNAPI '
-        'runs.')),
+        "ONNX Runtime's NNAPI execution provider takes uint8 activations only (a limit of the "
+        'provider: NNAPI itself also has signed int8 operands), so quantize with '
+        'activation_type=QUInt8. The default QInt8 (a) gives int8 activations the provider leaves to '
+        'the CPU; int4 activations (b) are not what NNAPI runs.')),
 ])

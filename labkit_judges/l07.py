@@ -299,41 +299,43 @@ def _fix_batch(outputs, seed):
 
 quiz('07.quiz', title='Pick the execution provider', points=4, questions=[
     Question('q1', 'Phone A runs Android 12 and its vendor ships an NNAPI driver for its NPU. Your uint8-activation model has a fixed batch and the checker reports one NNAPI partition covering every node. What do you try?', {
-        'a': 'NNAPI, timed against the CPU baseline on that phone',
-        'b': 'CPU only: accelerators never help',
-        'c': 'NNAPI without measuring: the checker guarantees it is faster',
+        'a': 'NNAPI, timed against the CPU baseline on that same phone',
+        'b': 'CPU only: NNAPI accelerators never help small models',
+        'c': 'NNAPI without timing it: a single partition is always fastest',
     }, answer='a', why=(
-        "One partition covering everything is NNAPI's best case, but only a measurement on the phone says "
-        'whether it beats the CPU: accelerators often help (b is wrong), and the checker predicts coverage, '
-        'not speed (c).')),
+        "One partition covering everything is NNAPI's best case, but only a measurement on the phone "
+        'says whether it beats the CPU: accelerators often help (b), and the checker predicts '
+        'coverage, not speed (c).')),
     Question('q2', 'Phone B is new and runs Android 15. Which backend do you make the default?', {
-        'a': 'NNAPI, because newer phones have better NNAPI drivers',
-        'b': 'None: ONNX Runtime does not support Android 15',
-        'c': 'XNNPACK (or the CPU, whichever measures faster), because NNAPI is deprecated from Android 15',
+        'a': 'NNAPI, since newer phones ship much better NNAPI drivers',
+        'b': 'None: ONNX Runtime has no build for Android 15',
+        'c': 'XNNPACK or the CPU: NNAPI is deprecated from 15',
     }, answer='c', why=(
-        'Google deprecated NNAPI from Android 15; XNNPACK and the CPU provider keep working everywhere (and '
-        'QNN targets Qualcomm NPUs directly). Newer phones do not get better NNAPI drivers (a), and ONNX '
-        'Runtime runs on Android 15 (b).')),
+        'Google deprecated NNAPI from Android 15; XNNPACK and the CPU provider keep working everywhere '
+        '(take whichever measures faster; QNN targets Qualcomm NPUs directly). Newer phones do not get '
+        'better NNAPI drivers (a), and ONNX Runtime runs on Android 15 (b).')),
     Question('q3', 'Phone C: your model keeps a dynamic input size you cannot fix, and the checker says NNAPI would split it into 9 small partitions. What do you ship?', {
-        'a': 'NNAPI: nine partitions means nine times the speed',
-        'b': 'The CPU provider (and try XNNPACK): every partition boundary copies data between NNAPI and the CPU',
-        'c': 'NNAPI with CPU fallback disabled',
+        'a': 'NNAPI: more partitions means more of it runs in parallel',
+        'b': 'The CPU provider, maybe XNNPACK: boundaries copy data',
+        'c': 'NNAPI with the CPU fallback disabled, to force it all',
     }, answer='b', why=(
-        'Every partition boundary copies data between NNAPI and the CPU, so nine small partitions cost more '
-        'than they gain (a); disabling the CPU fallback (c) makes the session fail on the unsupported nodes.')),
+        'Every partition boundary copies data between NNAPI and the CPU, so nine small partitions cost '
+        'more than they gain (a) (and the session runs them one after another). Disabling the CPU '
+        'fallback (c) makes the session fail on the unsupported nodes.')),
     Question('q4', 'What is required_operators.config, written by convert_onnx_models_to_ort, for?', {
-        'a': 'It lists the operators a reduced-size custom build of ONNX Runtime must include',
-        'b': 'ONNX Runtime reads it at run time to load the model',
-        'c': 'It lists the operators NNAPI supports',
+        'a': 'The operators a reduced custom ORT build must keep',
+        'b': 'A file ORT reads at run time to load the .ort model',
+        'c': 'The list of operators that NNAPI supports on phones',
     }, answer='a', why=(
-        'A custom build with --include_ops_by_config keeps only those kernels: a smaller app. ORT does not '
-        'read it at run time (b), and it lists what the model needs, not what NNAPI supports (c).')),
+        'A custom build with --include_ops_by_config keeps only those kernels: a smaller app. ORT does '
+        'not read it at run time (b), and it lists what the model needs, not what NNAPI supports (c).')),
     Question('q5', 'quantize_static with its defaults (QInt8 activations), batch fixed to 1: the checker reports every node supported by NNAPI. What does that mean?', {
-        'a': 'It is true: the checker ran the model on NNAPI',
-        'b': "Little: the checker matches operator names, not element types, and ONNX Runtime's NNAPI provider takes uint8 activations only; quantize with QUInt8",
-        'c': 'Fixing the batch converted the activations to uint8',
+        'a': 'It holds: the checker ran every node through NNAPI on a phone',
+        'b': 'Little: it matches op names, not the int8 element type',
+        'c': 'Fixing the batch already turned activations to uint8',
     }, answer='b', why=(
-        "The checker matches operator names (QuantizeLinear, Conv...) against NNAPI's list; it does not look "
-        "at element types, and ONNX Runtime's NNAPI provider takes uint8 activations only. It never runs the "
-        'model (a), and fixing the batch (c) does not change the types: quantize with QUInt8 activations.')),
+        "The checker matches operator names (QuantizeLinear, Conv...) against NNAPI's list; it does "
+        "not look at element types, and ONNX Runtime's NNAPI provider takes uint8 activations only: "
+        'quantize with QUInt8. It never runs the model (a), and fixing the batch (c) does not change '
+        'the types.')),
 ])

@@ -287,46 +287,50 @@ _QUIZ_KEY = {
 
 quiz('08.quiz', title='Models in web pages', points=3, questions=[
     Question('q1', 'Your page sets ort.env.wasm.numThreads = 4, but the server sends no COOP/COEP headers. What happens?', {
-        'a': 'The model fails to load with a SharedArrayBuffer error',
-        'b': 'ONNX Runtime Web warns and runs on one thread: without cross-origin isolation there is no SharedArrayBuffer',
-        'c': 'It runs on 4 threads; the headers only matter for WebGPU',
+        'a': 'Loading fails with a SharedArrayBuffer error',
+        'b': 'ORT Web warns and falls back to a single thread',
+        'c': 'It runs 4 threads: the headers only matter for WebGPU',
     }, answer='b', why=(
-        'ORT Web checks for SharedArrayBuffer, which browsers give only to cross-origin isolated pages; the '
-        'model still loads (a), and the headers are about shared memory, not WebGPU (c).')),
+        'ORT Web checks for SharedArrayBuffer, which browsers give only to cross-origin isolated '
+        'pages; without it ONNX Runtime Web warns and runs on one thread. The model still loads (a), '
+        'and the headers are about shared memory, not WebGPU (c).')),
     Question('q2', "On a first visit to this lesson's page, which file is most of the download?", {
-        'a': 'The WebAssembly build of ONNX Runtime (the .wasm file)',
-        'b': 'The model: that is why int8 matters most for a web page',
+        'a': 'The WebAssembly build of ONNX Runtime, the .wasm',
+        'b': 'The model, which is why int8 matters most on the web',
         'c': 'The JavaScript of the page and of onnxruntime-web',
     }, answer='a', why=(
-        'The measurement above: the .wasm runtime is megabytes, the model and the scripts tens of kilobytes. '
-        'int8 shrinks the model (b) but not the runtime; the JavaScript (c) is small.')),
+        'The measurement above: the .wasm runtime is megabytes, the model and the scripts tens of '
+        'kilobytes. int8 shrinks the model but not the runtime (b), and the JavaScript (c) is small.')),
     Question('q3', 'fp32 in the browser and in Python differ by about 1e-7, not 0. Why?', {
-        'a': 'The browser computes in float16',
-        'b': 'A bug in ONNX Runtime Web: the outputs must be bit-identical',
-        'c': "Different kernels (WebAssembly SIMD vs your CPU's native code) add the floats in another order",
+        'a': 'The browser computes in float16 to save memory',
+        'b': 'A bug: the same model must give identical bits',
+        'c': 'WebAssembly kernels sum the floats in another order',
     }, answer='c', why=(
-        'Float addition is not associative, so another summation order changes the last bits. The browser '
-        'computes in float32, not float16 (a), and 1e-7 is far below the 1e-4 the course allows (b).')),
+        "Different kernels (WebAssembly SIMD vs your CPU's native code) add the floats in another "
+        'order, and float addition is not associative, so the last bits change. The browser computes '
+        'in float32, not float16 (a), and 1e-7 is far below the 1e-4 the course allows (b).')),
     Question('q4', "What should the browser's outputs of the int8 model be compared with?", {
-        'a': 'ONNX Runtime in Python on the same int8 file: same predicted digits, probabilities very close',
-        'b': 'The fp32 PyTorch model, to 1e-4',
-        'c': 'Nothing: int8 results are random',
+        'a': 'ORT in Python on the same int8 file',
+        'b': 'The fp32 PyTorch model, within 1e-4',
+        'c': 'Nothing: int8 outputs change on every run',
     }, answer='a', why=(
-        'Compare like with like: the same int8 file in both runtimes. Against fp32 (b) the int8 rounding '
-        'alone exceeds 1e-4; int8 results are deterministic, not random (c).')),
+        'Compare like with like: the same int8 file in both runtimes (same predicted digits, '
+        'probabilities very close). Against fp32 (b) the int8 rounding alone exceeds 1e-4, and int8 '
+        'results are deterministic (c).')),
     Question('q5', 'Why is the division by 16 inside the model instead of in app.js?', {
-        'a': 'ONNX Runtime Web cannot take uint8 inputs',
-        'b': 'So that the page and Python cannot disagree about preprocessing: the same file does it everywhere',
+        'a': 'ORT Web cannot take uint8 inputs at all',
+        'b': 'So page and Python cannot preprocess differently',
         'c': 'JavaScript cannot divide integers exactly',
     }, answer='b', why=(
-        'The model takes the raw uint8 pixels and divides by 16 itself, so no copy of the preprocessing can '
-        'drift. ORT Web takes uint8 inputs fine (a), and JavaScript divides exactly enough (c).')),
+        'The model takes the raw uint8 pixels and divides by 16 itself, so no copy of the '
+        'preprocessing can drift. ORT Web takes uint8 inputs fine (a), and JavaScript divides exactly '
+        'enough (c).')),
     Question('q6', "When is it worth trying the WebGPU execution provider (executionProviders: ['webgpu', 'wasm'])?", {
-        'a': 'Always: a GPU is faster than WebAssembly for any model',
-        'b': 'Never: WebGPU only works in Node.js',
-        'c': "For bigger models where the GPU's work outweighs the cost of moving data to it; 'wasm' stays as the fallback",
+        'a': 'Always: a GPU beats WebAssembly on any model',
+        'b': 'Never: WebGPU only exists in Node.js',
+        'c': "For big models, with 'wasm' as the fallback",
     }, answer='c', why=(
-        'Uploading inputs and downloading outputs has a fixed cost that a tiny CNN never earns back; keep '
-        "'wasm' after 'webgpu' so browsers without WebGPU still run. Not always faster (a), and WebGPU is a "
-        'browser API (b).')),
+        'Uploading inputs and downloading outputs has a fixed cost that a tiny CNN never earns back; '
+        "keep 'wasm' after 'webgpu' so browsers without WebGPU still run. A GPU is not always faster "
+        '(a), and WebGPU is a browser API (b).')),
 ])

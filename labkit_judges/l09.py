@@ -329,49 +329,51 @@ def _perplexity(outputs, seed):
 quiz('09.quiz', title='Transformers in ONNX', points=5, questions=[
     Question('q1', 'You exported a language model with dynamo=True and no dynamic_shapes, using a 16-token example. What happens when ONNX Runtime gets a 20-token prompt?', {
         'a': 'It runs: ONNX shapes are always dynamic',
-        'b': 'It fails: the input was fixed to 16 tokens when the model was exported',
-        'c': 'It silently crops the prompt to 16 tokens',
+        'b': 'It fails: the input is fixed to 16 tokens',
+        'c': 'It silently crops the prompt down to 16 tokens',
     }, answer='b', why=(
-        "The dynamo exporter specializes every dimension to the example's size unless dynamic_shapes says "
-        'otherwise, without a warning; ONNX Runtime then rejects a 20-token input. ONNX shapes are only '
-        'dynamic where the graph says so (a), and nothing crops inputs (c).')),
+        "The dynamo exporter specializes every dimension to the example's size unless dynamic_shapes "
+        'says otherwise, without a warning; ONNX Runtime then rejects a 20-token input. ONNX shapes '
+        'are only dynamic where the graph says so (a), and nothing crops inputs (c).')),
     Question('q2', 'Without a key/value cache, what does generating token n cost, for a sequence of n tokens?', {
-        'a': 'The whole forward pass over all n tokens again: work growing with n per token (n² in all)',
-        'b': 'The same as with a cache: attention only ever looks at the last token',
-        'c': "Nothing more: ONNX Runtime caches the previous run's results on its own",
+        'a': 'The full forward pass over all n tokens once more',
+        'b': "One token's work: attention only ever looks at the last one",
+        'c': 'Nothing extra: ORT caches the previous run itself',
     }, answer='a', why=(
-        'Without a cache each new token reruns the whole prefix: token n costs about n positions of work (and'
-        ' attention n² of it), so a sequence costs about n² in all. Attention looks at every earlier key (b),'
-        ' and ONNX Runtime keeps nothing between runs (c): the cache is explicit inputs and outputs.')),
+        'Without a cache each new token reruns the whole prefix: token n costs about n positions of '
+        'work (and attention n² of it), so a sequence costs about n² in all. Attention looks at every '
+        'earlier key (b), and ONNX Runtime keeps nothing between runs (c): the cache is explicit '
+        'inputs and outputs.')),
     Question('q3', 'In the decoder graph, what are the shapes of present_keys after a run with a past of length p and s new tokens?', {
-        'a': '(n_layer, batch, n_head, s, head_dim): only the new tokens',
-        'b': '(n_layer, batch, n_head, p, head_dim): the same as the past',
-        'c': '(n_layer, batch, n_head, p + s, head_dim): the past with the new keys appended',
+        'a': '(n_layer, batch, n_head, s, head_dim)',
+        'b': '(n_layer, batch, n_head, p, head_dim)',
+        'c': '(n_layer, batch, n_head, p + s, head_dim)',
     }, answer='c', why=(
-        'present = concat(past, new) along the sequence axis: length p + s. Only the new keys (a) would lose '
-        "the past; keeping the past's length (b) would drop the new token.")),
+        'present = concat(past, new) along the sequence axis: length p + s. Only the new keys (a) '
+        "would lose the past; keeping the past's length (b) would drop the new tokens.")),
     Question('q4', 'Weight-only int4 (MatMulNBits) on a CPU: what does it mainly save?', {
-        'a': 'The size of the weights (several times smaller than float32, scales included) and the memory traffic of reading them',
-        'b': 'All the arithmetic: activations become int4 too',
-        'c': 'Nothing: int4 is only a storage format that is unpacked to float32 at load time',
+        'a': 'Weight size and the memory read per token',
+        'b': 'All arithmetic: activations become int4 too',
+        'c': 'Nothing: the weights are unpacked to float32 at load time',
     }, answer='a', why=(
-        'MatMulNBits keeps 4-bit weights with a scale per block and dequantizes them inside the kernel: the '
-        'weights shrink several times and less memory is read per token. Activations stay float (b), and the '
-        'weights stay packed in memory (c).')),
+        'MatMulNBits keeps 4-bit weights with a scale per block and dequantizes them inside the '
+        'kernel: the weights shrink several times (scales included) and less memory is read per token. '
+        'Activations stay float (b), and the weights stay packed in memory (c).')),
     Question('q5', 'You convert the weights to float16 and run on an x86 laptop CPU. What do you expect?', {
         'a': 'Twice the speed: float16 halves the arithmetic',
-        'b': 'A file about half the size; the speed usually does not improve, since most CPU kernels compute in float32 and Cast nodes convert back and forth',
-        'c': 'A model four times smaller, like int8',
+        'b': 'Half the file size, and rarely any speed-up',
+        'c': 'A model four times smaller, just like int8',
     }, answer='b', why=(
-        'float16 weights halve the file, but most CPU kernels compute in float32, so the converter inserts '
-        'Casts and the model is rarely faster (often slower). Half precision is not 4x smaller (c), and '
-        'halving arithmetic needs float16 units the CPU kernels use (a).')),
+        'float16 weights halve the file, but most CPU kernels compute in float32, so the converter '
+        'inserts Casts and the model is rarely faster (often slower). Half precision is not 4x smaller '
+        '(c), and halving arithmetic (a) needs float16 units the CPU kernels use.')),
     Question('q6', "onnxscript's ORT fusions found no attention to fuse in a graph exported from hand-written attention (MatMul, Mul, Where, Softmax, MatMul). Why?", {
-        'a': 'ONNX Runtime cannot fuse attention on a CPU',
+        'a': 'ORT cannot fuse attention on a CPU at all',
         'b': 'Attention only fuses after int4 quantization',
-        'c': 'Fusion rewriters match specific node patterns; writing attention with scaled_dot_product_attention exports the pattern they know',
+        'c': 'Fusions match the node pattern SDPA exports',
     }, answer='c', why=(
-        "Rewriters such as onnxscript's ORT fusions match the node pattern that scaled_dot_product_attention "
-        'exports; hand-written attention is the same math in another arrangement. The CPU provider has fused '
-        'attention (a), and fusion does not depend on quantization (b).')),
+        "Rewriters such as onnxscript's ORT fusions match the node pattern that "
+        'scaled_dot_product_attention (SDPA) exports; hand-written attention is the same math in '
+        'another arrangement. The CPU provider has fused attention (a), and fusion does not depend on '
+        'quantization (b).')),
 ])

@@ -354,50 +354,53 @@ def _io_binding(outputs, seed):
 
 quiz('10.quiz', title='Beyond PyTorch', points=5, questions=[
     Question('q1', "skl2onnx's default classifier output 'output_probability' arrives in Python as a list of dicts. Why?", {
-        'a': 'ONNX Runtime cannot return float arrays for classifiers',
-        'b': "The converter ends the graph with a ZipMap node, whose output type is seq(map(int64, tensor(float))); options={id(clf): {'zipmap': False}} gives a plain (N, classes) tensor",
+        'a': 'ORT cannot return float arrays for any classifier model',
+        'b': 'The converter ends the graph with a ZipMap node',
         'c': 'The probabilities were computed in float64',
     }, answer='b', why=(
-        'ZipMap turns the (N, classes) tensor into one {class: probability} dict per row, which is what the '
-        'output type seq(map(int64, tensor(float))) says. ORT returns float arrays for classifiers gladly '
-        'once ZipMap is off (a), and float64 has nothing to do with it (c).')),
+        'ZipMap turns the (N, classes) tensor into one {class: probability} dict per row, which is '
+        "what the output type seq(map(int64, tensor(float))) says; options={id(clf): {'zipmap': "
+        'False}} gives a plain tensor. ORT returns float arrays for classifiers gladly once ZipMap is '
+        'off (a), and float64 (c) has nothing to do with it.')),
     Question('q2', 'A StandardScaler + RandomForest pipeline converted with float32 input gives other probabilities than scikit-learn on a few test digits: some trees voted for another class. What is the likeliest cause?', {
-        'a': 'scikit-learn scales in float64, the ONNX graph in float32; a scaled value within rounding of a split threshold takes the other branch',
-        'b': 'ONNX Runtime drops some trees of the forest to save time',
-        'c': 'The ONNX model was exported with a fixed batch size',
+        'a': 'float32 scaling moves values across split thresholds',
+        'b': 'ONNX Runtime prunes some of the trees to save some time',
+        'c': 'The model was exported with a fixed batch size',
     }, answer='a', why=(
-        'Trees compare a value with a threshold, so one float32 rounding can change a branch. ONNX Runtime '
-        'runs every tree (b), and a fixed batch size fails loudly instead of changing a vote (c).')),
+        'scikit-learn scales in float64, the ONNX graph in float32, and trees compare a value with a '
+        'threshold, so one float32 rounding can change a branch. ONNX Runtime runs every tree (b), and '
+        'a fixed batch size (c) fails loudly instead of changing a vote.')),
     Question('q3', "You create a session with providers=['XnnpackExecutionProvider', 'CPUExecutionProvider']. Which nodes run on XNNPACK?", {
-        'a': 'All of them: the first provider in the list runs the whole graph',
+        'a': 'All of them: the first provider runs the whole graph',
         'b': 'None: the CPU provider is always preferred',
-        'c': 'Those XNNPACK says it supports, offered to it first; every other node falls back to the next provider, here the CPU',
+        'c': 'Those it supports; the rest fall back to the CPU',
     }, answer='c', why=(
-        'The partitioner offers the nodes to each provider in list order; each takes what it supports and the'
-        ' rest goes on down the list, ending at the CPU. No provider runs a whole graph it cannot support '
-        '(a), and the CPU provider gets only what is left when it is last (b).')),
+        'The partitioner offers the nodes to each provider in list order; each takes what it supports '
+        'and the rest goes on down the list, ending at the CPU. No provider runs a whole graph it '
+        'cannot support (a), and the CPU provider gets only what is left when it is last (b).')),
     Question('q4', "You set the session config entry session.disable_cpu_ep_fallback = '1' and ask only for an accelerator provider that does not support one node of the model. What happens?", {
-        'a': 'Session creation fails with an error saying nodes are assigned to the CPU EP but fallback is disabled',
+        'a': 'Session creation fails with an error',
         'b': 'The node runs on the CPU anyway, with a warning',
-        'c': 'The node is skipped and its output filled with zeros',
+        'c': 'The node is skipped, its output filled with zeros',
     }, answer='a', why=(
-        'With fallback disabled, ORT refuses to create the session rather than silently running a node on the'
-        ' CPU (b); it never skips nodes (c).')),
+        'With fallback disabled, ORT refuses to create the session (nodes are assigned to the CPU EP '
+        'but fallback is disabled) rather than silently running a node on the CPU (b); it never skips '
+        'nodes (c).')),
     Question('q5', 'On a CPU-only machine, IO binding with a pre-allocated output saves little per call. When does it matter most?', {
-        'a': 'Never: it only changes the API',
-        'b': 'When the model has many nodes',
-        'c': 'When the provider keeps data on a GPU: binding device buffers avoids copying inputs and outputs between host and device on every call',
+        'a': 'Never: it only changes the way you call the API',
+        'b': 'When the model has a great many nodes',
+        'c': 'When a GPU provider keeps data on the device',
     }, answer='c', why=(
-        'On the CPU, inputs and outputs already live in host memory, so binding saves an allocation and a '
-        'copy at most; with a GPU provider each run() copies inputs to the device and outputs back, which '
-        'binding device buffers avoids. The API change alone is not the point (a), and the node count does '
-        'not decide it (b).')),
+        'On the CPU, inputs and outputs already live in host memory, so binding saves an allocation '
+        'and a copy at most; with a GPU provider each run() copies inputs to the device and outputs '
+        'back, which binding device buffers avoids. That is more than an API change (a), and the node '
+        'count (b) does not decide it.')),
     Question('q6', "A pipeline holds a transformer you wrote yourself, and skl2onnx.to_onnx raises 'Unable to find a shape calculator for type ...'. What is the fix?", {
-        'a': 'Convert it with a higher target_opset',
-        'b': "Register a shape calculator and a converter for the class with update_registered_converter, writing the transformer's maths as ONNX nodes",
-        'c': 'Use zipmap=False',
+        'a': 'Convert the whole pipeline with a higher target_opset',
+        'b': 'Register a converter and shape calculator for it',
+        'c': "Pass options={'zipmap': False} to to_onnx",
     }, answer='b', why=(
-        'skl2onnx converts what it has a converter for; a class of your own needs a shape calculator and a '
-        'converter, registered with update_registered_converter. The opset (a) and ZipMap (c) do not add '
-        'converters.')),
+        'skl2onnx converts what it has a converter for; a class of your own needs a shape calculator '
+        "and a converter (writing the transformer's maths as ONNX nodes), registered with "
+        'update_registered_converter. The opset (a) and ZipMap (c) do not add converters.')),
 ])

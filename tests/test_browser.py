@@ -109,13 +109,16 @@ def all_quizzes() -> list:
 
 
 def _write_quiz_notebook(path: Path) -> None:
-    """What a learner sees in each lesson's quiz cell (not attempted yet), all in one notebook."""
-    cells = [nbformat.v4.new_code_cell("from labkit import check"),
+    """What a learner sees in each lesson's quiz answer cell (nothing chosen yet), all in one notebook."""
+    cells = [nbformat.v4.new_code_cell("import labkit\nfrom labkit import check"),
              nbformat.v4.new_code_cell("import ipywidgets\nipywidgets.IntSlider(description='a widget')"),
              nbformat.v4.new_code_cell("from collections import Counter\nfrom labkit.viz import op_diff_explorer\n"
                                        "op_diff_explorer({'DISABLE': Counter(Conv=2, Relu=2), 'ALL': Counter(FusedConv=2)})")]
-    cells += [nbformat.v4.new_code_cell(f'check("{e.id}", None)', metadata={"tags": [f"check:{e.id}"]})
-              for e in all_quizzes()]
+    for e in all_quizzes():
+        var = f"quiz_{e.lesson}"
+        blank = "{" + ", ".join(f'"{q.key}": None' for q in e.questions) + "}"
+        cells.append(nbformat.v4.new_code_cell(f'{var} = {blank}\nlabkit.quiz_buttons("{e.id}", {var})',
+                                               metadata={"tags": [f"answer:{e.id}"]}))
     nbformat.write(nbformat.v4.new_notebook(cells=cells, metadata={
         "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}), path)
 
@@ -215,6 +218,7 @@ CELLS = """() => {
       panels: q('.labkit-check').map(e => e.className),
       widgets: q('.jp-OutputArea-output > .jupyter-widgets').length,
       radios: q('.widget-radio-box').length,
+      static_quiz: q('.labkit-quiz-static').length,
       images: q('.jp-RenderedImage img').map(e => e.complete && e.naturalWidth > 0),
       iframes: q('iframe').map(e => e.getAttribute('src')),
       stderr: q('[data-mime-type="application/vnd.jupyter.stderr"]').map(e => e.textContent.slice(0, 3000)),
@@ -322,21 +326,24 @@ def check_rendered(cells: list[dict], *, status: str, name: str, expect_images: 
         checks = [t for t in c["tags"] if t.startswith("check:")]
         if checks:
             if not c["panels"]:
-                if live or not checks[0].endswith("quiz"):  # a quiz's panel lives in its widget
-                    problems.append(f"{where} shows no check panel")
+                problems.append(f"{where} shows no check panel")
             elif f"labkit-{status}" not in c["panels"][-1].split():
                 problems.append(f"{where} panel is `{c['panels'][-1]}`, expected labkit-{status}")
-            if live and checks[0].endswith("quiz") and not (c["widgets"] and c["radios"]):
-                problems.append(f"{where}: the quiz widget shows no radio buttons")
+        quiz = [t for t in c["tags"] if t.startswith("answer:") and t.endswith(".quiz")]
+        if quiz and live and not (c["widgets"] and c["radios"]):
+            problems.append(f"{where}: the quiz's answer cell shows no radio buttons")
+        if quiz and not live and not c["static_quiz"]:
+            problems.append(f"{where}: the quiz's answer cell shows no copy of its questions")
     summary = {
         "code cells": len(code),
         "check panels": sum(1 for c in code if any(t.startswith("check:") for t in c["tags"])),
+        "quizzes": sum(1 for c in code if any(t.startswith("answer:") and t.endswith(".quiz") for t in c["tags"])),
         "widgets": sum(c["widgets"] for c in code),
         "plots": sum(sum(c["images"]) for c in code),
         "iframes": sum(len(c["iframes"]) for c in code),
     }
-    if summary["check panels"] == 0:
-        problems.append("no check cell (tag check:NN.name) in the notebook")
+    if summary["check panels"] + summary["quizzes"] == 0:
+        problems.append("no check cell (tag check:NN.name) and no quiz in the notebook")
     if summary["plots"] < expect_images:
         problems.append(f"the committed notebook has {expect_images} plot(s), the browser drew {summary['plots']}")
     assert not problems, f"{name}:\n- " + "\n- ".join(problems)
@@ -473,53 +480,71 @@ def test_learner_fills_an_exercise_in_the_browser(page, lab):
     assert not page.console_errors, f"JavaScript errors in the page: {page.console_errors[:3]}"
 
 
-def _answer_quiz_by_clicking(page, lesson: str, cells: list[dict], stem: str) -> None:
-    """Click the right radio button of every quiz question, press Check: the widget's panel passes.
-    Then hand the answer in through the answer cell, as the widget tells the learner to: the check passes."""
-    from labkit.checks import get, quiz_answers
+def quiz_line(quiz_id: str, answers: dict[str, str | None]) -> str:
+    """The answer cell's line the quiz buttons write: `quiz_NN = {"q1": "b", ...}`."""
+    from labkit.checks import get
+    from labkit.checks.quizbox import answer_line
 
-    quiz_id = f"{lesson}.quiz"
-    where = [c["index"] for c in cells if f"check:{quiz_id}" in c["tags"]]
-    if not where:
-        return
+    ex = get(quiz_id)
+    return f"quiz_{ex.lesson} = {answer_line(answers, [q.key for q in ex.questions])}"
+
+
+def click_quiz(page, index: int, quiz_id: str, answers: dict[str, str]) -> None:
+    """In the quiz answer cell at `index`, click option `answers[q]` of every question, as a learner does,
+    and wait until the clicks are in the cell's source."""
+    from labkit.checks import get
+
     questions = get(quiz_id).questions
-    key = quiz_answers(quiz_id)
-    cell = page.locator(f"{CURRENT} .jp-Notebook .jp-Cell").nth(where[0])
-    boxes = cell.locator(".widget-radio-box")
+    cell = page.locator(f"{CURRENT} .jp-Notebook .jp-Cell").nth(index)
+    boxes = cell.locator(".labkit-quiz .widget-radio-box")
     assert boxes.count() == len(questions), f"{quiz_id}: {boxes.count()} radio groups for {len(questions)} questions"
     for i, q in enumerate(questions):
         box = boxes.nth(i)
         box.scroll_into_view_if_needed()
-        box.locator("label").filter(has_text=re.compile(rf"^\s*{re.escape(key[q.key])}\)")).first.click()
-    cell.get_by_role("button", name="Check my choices").click()
-    cell.locator(".labkit-quiz .labkit-check.labkit-passed").wait_for(timeout=30_000)
-    record = cell.locator(".jupyter-widgets").first.inner_text()
-    for q in questions:
-        assert f"'{q.key}': '{key[q.key]}'" in record, f"{quiz_id}: the widget does not show the answer to hand in: {record[-300:]}"
-    cell.screenshot(path=str(SHOTS / f"lesson-{stem}-{quiz_id}-clicked.png"))
+        box.locator("label").filter(has_text=re.compile(rf"^\s*{re.escape(answers[q.key])}\)")).first.click()
+    want = quiz_line(quiz_id, answers)
+    try:
+        page.wait_for_function("""([i, want]) => window.jupyterapp.shell.currentWidget.content.widgets[i]
+                                   .model.sharedModel.getSource().includes(want)""", arg=[index, want], timeout=30_000)
+    except sync_api.TimeoutError:
+        source = page.evaluate(f"() => window.jupyterapp.shell.currentWidget.content.widgets[{index}].model.sharedModel.getSource()")
+        said = cell.locator(".labkit-quiz-saved").inner_text()
+        pytest.fail(f"{quiz_id}: the clicks did not reach the answer cell; it holds\n{source}\nthe quiz says: {said!r}")
+    assert "Saved in the code above" in cell.locator(".labkit-quiz-saved").inner_text()
 
-    # Hand it in as the widget says: the dict goes into the answer cell, then the check cell runs again.
-    handed = re.search(r"\{[^{}]*\}\s*$", record.strip())
-    assert handed, f"{quiz_id}: no dict to hand in in {record[-200:]!r}"
-    answer = where[0] - 1
-    stub = cells[answer]["source"]
-    assert f"answer:{quiz_id}" in cells[answer]["tags"], f"{quiz_id}: the answer cell should sit right above the check"
-    variable = re.match(r"\s*(\w+)\s*=", stub).group(1)
-    count = page.evaluate(f"() => window.jupyterapp.shell.currentWidget.content.widgets[{where[0]}].model.executionCount")
-    page.locator(f"{CURRENT} .jp-Notebook .jp-Cell").nth(answer).locator(".cm-content").click()
-    page.keyboard.press("Control+a")
-    page.keyboard.press("Delete")
-    page.keyboard.type(f"{variable} = {handed.group(0)}")
-    page.keyboard.press("Shift+Enter")
-    page.keyboard.press("Shift+Enter")
-    page.wait_for_function("""([i, before]) => {
-      const m = window.jupyterapp.shell.currentWidget.content.widgets[i].model;
-      const out = m.outputs.toJSON().find(o => o.data && o.data['application/vnd.labkit.result+json']);
-      return m.executionCount !== before && out && out.data['application/vnd.labkit.result+json'].status === 'passed';
-    }""", arg=[where[0], count], timeout=60_000)
-    # the live widget's panel passed; its static copy (hidden while the widget lives) says the same
-    cell.locator(".labkit-quiz .labkit-check.labkit-passed").wait_for(timeout=30_000)
-    assert cell.locator(".labkit-quiz-static .labkit-check.labkit-passed").count() == 1
+
+def run_cell(page, index: int) -> None:
+    """Run cell `index` of the current notebook and wait until it finished."""
+    before = page.evaluate(f"() => window.jupyterapp.shell.currentWidget.content.widgets[{index}].model.executionCount")
+    page.evaluate(f"""async () => {{
+      const panel = window.jupyterapp.shell.currentWidget;
+      panel.content.activeCellIndex = {index};
+      await window.jupyterapp.commands.execute('notebook:run-cell');
+    }}""")
+    page.wait_for_function(f"""(before) => {{
+      const m = window.jupyterapp.shell.currentWidget.content.widgets[{index}].model;
+      return m.executionCount !== before && m.executionCount !== null;
+    }}""", arg=before, timeout=60_000)
+    page.wait_for_function(KERNEL_IDLE, timeout=60_000)
+
+
+def _answer_quiz_by_clicking(page, lesson: str, cells: list[dict], stem: str) -> None:
+    """Click the right option of every quiz question in the answer cell: the clicks are written into its
+    code, and the check cell below, run again, passes."""
+    from labkit.checks import quiz_answers
+
+    quiz_id = f"{lesson}.quiz"
+    answer = next((c["index"] for c in cells if f"answer:{quiz_id}" in c["tags"]), None)
+    if answer is None:
+        return
+    check = next(c["index"] for c in cells if f"check:{quiz_id}" in c["tags"])
+    assert check == answer + 1, f"{quiz_id}: the check cell should follow its answer cell"
+    click_quiz(page, answer, quiz_id, quiz_answers(quiz_id))
+    page.locator(f"{CURRENT} .jp-Notebook .jp-Cell").nth(answer).screenshot(
+        path=str(SHOTS / f"lesson-{stem}-{quiz_id}-clicked.png"))
+    run_cell(page, check)   # the kernel's dict changed with the clicks: no need to run the answer cell
+    page.locator(f"{CURRENT} .jp-Notebook .jp-Cell").nth(check).locator(".labkit-check.labkit-passed").wait_for(
+        timeout=30_000)
 
 
 # ------------------------------------------------------------------ quizzes at any width, widgets after a reopen
@@ -641,6 +666,70 @@ def test_a_reopened_lesson_shows_no_widget_error(page, lab):
     assert not seen["errors"], f"{lesson.name} reopened shows widget errors: {seen['errors'][:3]}"
     assert seen["static_shown"] >= 1, f"{lesson.name} reopened: its quiz is not shown ({seen})"
     assert all("run this cell again" in s for s in seen["said"]), seen["said"]
+
+
+CHECKED = """(i) => Array.from(window.jupyterapp.shell.currentWidget.content.widgets[i].node
+  .querySelectorAll('.labkit-quiz .widget-radio-box input:checked')).map(e => e.closest('label').textContent.trim()[0])"""
+
+
+def test_quiz_clicks_are_saved_reopened_and_graded(page, lab, tmp_path):
+    """Lesson 00 as a learner gets it: Run All, click the quiz's answers (nothing typed), save, close,
+    reopen: the choices are in the answer cell's code and shown in the quiz; run again, the buttons show
+    them. Then the saved notebook goes to the instructor's grader: full quiz marks."""
+    import csv
+    import subprocess
+
+    from labkit import sandbox
+    from labkit.checks import get, quiz_answers
+
+    quiz_id = "00.quiz"
+    path = next((ROOT / "lessons").glob("00_*.ipynb"))
+    rel = f"lessons/{path.name}"
+    open_notebook(page, lab, rel)
+    cells = run_all(page, lab, f"quiz-{path.stem}")
+    answer = next(c["index"] for c in cells if f"answer:{quiz_id}" in c["tags"])
+    key = quiz_answers(quiz_id)
+    click_quiz(page, answer, quiz_id, key)
+    page.set_viewport_size({"width": 1024, "height": 768})
+    try:
+        cell = page.locator(f"{CURRENT} .jp-Notebook .jp-Cell").nth(answer)
+        cell.scroll_into_view_if_needed()
+        cell.screenshot(path=str(SHOTS / "quiz-00-clicked-1024.png"))
+
+        seen = save_close_reopen(page, lab, rel)
+        cell = page.locator(f"{CURRENT} .jp-Notebook .jp-Cell").nth(answer)
+        cell.scroll_into_view_if_needed()
+        cell.screenshot(path=str(SHOTS / "quiz-00-reopened-1024.png"))
+    finally:
+        page.set_viewport_size({"width": WIDTH, "height": 900})
+    source = page.evaluate(f"() => window.jupyterapp.shell.currentWidget.content.widgets[{answer}].model.sharedModel.getSource()")
+    assert quiz_line(quiz_id, key) in source, f"the reopened answer cell holds\n{source}"
+    assert seen["static_shown"] == 1 and not seen["errors"], seen
+    static = cell.locator(".labkit-quiz-static")
+    marked = static.locator("li", has_text="◉").all_inner_texts()
+    assert [m.split(")")[0].replace("◉", "").strip() for m in marked] == [key[q.key] for q in get(quiz_id).questions], \
+        f"the reopened quiz marks {marked}"
+
+    # a fresh kernel: run the imports, then the answer cell; the buttons come back with the saved choices
+    run_cell(page, next(c["index"] for c in cells if "import labkit" in c["source"]))
+    run_cell(page, answer)
+    page.locator(f"{CURRENT} .jp-Notebook .jp-Cell").nth(answer).locator(".labkit-quiz").wait_for(timeout=30_000)
+    assert page.evaluate(CHECKED, answer) == [key[q.key] for q in get(quiz_id).questions]
+
+    ok, why = sandbox.bwrap_status()
+    if not ok:
+        pytest.skip(f"the grader's sandbox is not usable here ({why}); the clicks were saved")
+    saved = tmp_path / "class" / "clicker.ipynb"
+    saved.parent.mkdir()
+    shutil.copy(lab.root_dir / rel, saved)
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-m", "labkit.cli", "grade", "00", str(saved.parent), "--out", str(out),
+                           "--jobs", "1", "--timeout", "30", "--notebook-timeout", "240", "--no-progress"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    with open(out / "grades.csv", newline="") as f:
+        row = next(r for r in csv.DictReader(f) if r["exercise"] == quiz_id)
+    assert row["status"] == "passed" and float(row["points"]) == float(row["max_points"]) == get(quiz_id).points, row
 
 
 # ------------------------------------------------------------------ lesson 08: the link after Run All, your own browser

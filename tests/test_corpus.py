@@ -67,3 +67,16 @@ def test_quiz_is_worth_answering(ex):
         for guess in q.options:  # answering one letter everywhere scores at most 40%
             r = evaluate(ex, {k.key: guess for k in ex.questions})
             assert r.points <= 0.4 * r.max_points + 1e-9, f"{ex.id}: all {guess!r} scores {r.points}/{r.max_points}"
+
+
+@pytest.mark.parametrize("ex", QUIZZES, ids=[e.id for e in QUIZZES])
+def test_quiz_feedback_says_why_each_distractor_is_wrong(ex):
+    """The explanation is in the feedback, not in the right option: it names every wrong letter,
+    as "(b)" or "Not b:" (docs/authoring.md)."""
+    from labkit.checks import judge_spec
+
+    for q in ex.questions:
+        right, why = judge_spec(ex.id).key[q.key]
+        missing = [k for k in q.options if k != right and f"({k})" not in why and f"Not {k}:" not in why]
+        assert not missing, f"{ex.id}.{q.key}: the explanation never says why {', '.join(missing)} is wrong: {why}"
+

@@ -1,4 +1,5 @@
-"""What a check cell shows, without a browser: quiz outputs that survive a reopen, Markdown prompts,
+"""What a check cell shows, without a browser: quiz buttons whose clicks become the answer cell's code,
+a static copy that survives a reopen, Markdown rendered in prompts, messages and hints,
 messages cut at a word, an engine's error once per panel, beginner-directed NumPy advice."""
 from __future__ import annotations
 
@@ -7,9 +8,7 @@ import pytest
 
 import labkit
 from labkit.checks import RESULT_MIME, TestResult, evaluate, get, lesson_exercises
-from labkit.checks import display
-from labkit.checks.display import QUIZ_CSS, inline_markdown, once_per_panel, panel_html, quiz_widget
-from labkit.checks.judging import not_attempted
+from labkit.checks.display import inline_markdown, once_per_panel, panel_html
 from labkit.checks.result import Result
 from labkit.text import for_beginners, shorten
 
@@ -28,37 +27,105 @@ def _published(result) -> list[dict]:
     return shown
 
 
-def test_quiz_check_shows_a_static_copy_then_the_widget():
-    pytest.importorskip("ipywidgets")
+def _shown(fn, *args) -> list[tuple[dict, dict]]:
+    """(data, kwargs) of every display `fn(*args)` publishes (updates included)."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    shown: list[tuple[dict, dict]] = []
+    old = shell.display_pub.publish
+    shell.display_pub.publish = lambda data, metadata=None, **kw: shown.append((data, kw))
+    try:
+        fn(*args)
+    finally:
+        shell.display_pub.publish = old
+    return shown
+
+
+def _radios(box):
+    import ipywidgets as w
+
+    return [c for c in box.children if isinstance(c, w.RadioButtons)]
+
+
+def test_quiz_buttons_show_every_question_with_how_to_answer():
+    """The answer cell shows a static copy (what a reopened notebook shows) and the live widget: every
+    question, its options as radio buttons, and how answering works."""
+    w = pytest.importorskip("ipywidgets")
+    for ex in (e for lesson in ("00", "06", "09") for e in lesson_exercises(lesson) if e.kind == "quiz"):
+        answers = {q.key: None for q in ex.questions}
+        (static, kw), (live, _) = _shown(labkit.quiz_buttons, ex.id, answers)
+        assert "display_id" in kw.get("transient", {}), "the static copy must be updatable"
+        page = static["text/html"]
+        assert "labkit-quiz-static" in page and "◉ <b>" not in page and f"quiz_{ex.lesson} = {{…}}" in page
+        for q in ex.questions:
+            assert inline_markdown(q.prompt) in page and all(inline_markdown(t) in page for t in q.options.values())
+        assert "application/vnd.jupyter.widget-view+json" in live
+        box = w.Widget.widgets[live["application/vnd.jupyter.widget-view+json"]["model_id"]]
+        assert {"labkit-quiz", "labkit-live"} <= set(box._dom_classes)
+        assert [len(r.options) for r in _radios(box)] == [len(q.options) for q in ex.questions]
+        assert all(r.value is None for r in _radios(box))
+        text = " ".join(getattr(c, "value", "") for c in box.children if isinstance(c, w.HTML))
+        assert "Click one option per question" in text and "graded answer" in text
+        assert all(inline_markdown(q.prompt) in text for q in ex.questions)
+
+
+def test_a_click_changes_the_dict_the_static_copy_and_the_cell_source():
+    w = pytest.importorskip("ipywidgets")
+    ex = get("00.quiz")
+    answers = {q.key: None for q in ex.questions}
+    answers["q2"] = " A "              # typed by hand: shown selected
+    (static, kw), (live, _) = _shown(labkit.quiz_buttons, ex.id, answers)
+    assert static["text/html"].count("◉ <b>") == 1
+    box = w.Widget.widgets[live["application/vnd.jupyter.widget-view+json"]["model_id"]]
+    radios = _radios(box)
+    assert radios[1].value == "a"
+    updates = _shown(setattr, radios[0], "value", "b")
+    assert answers == {**{q.key: None for q in ex.questions}, "q1": "b", "q2": "a"}   # the kernel's dict, in place
+    (data, ukw), = updates
+    assert ukw.get("update") and ukw["transient"]["display_id"] == kw["transient"]["display_id"]
+    assert data["text/html"].count("◉ <b>") == 2
+    assert data["text/plain"] == 'quiz_00 = {"q1": "b", "q2": "a", "q3": null, "q4": null, "q5": null}'.replace("null", "None")
+    writer = next(c for c in box.children if isinstance(c, w.Output))
+    js = writer.outputs[0]["data"]["application/javascript"]
+    import json
+
+    assert json.dumps('{"q1": "b", "q2": "a", "q3": None, "q4": None, "q5": None}') in js
+    assert "cmTile" in js and "cmView" in js and "view.dispatch" in js
+
+
+def test_answer_line_is_the_code_the_grader_runs():
+    from labkit.checks.quizbox import answer_line
+
+    line = answer_line({"q2": "c", "q1": "a", "extra": "x"}, ["q1", "q2", "q3"])
+    assert line == '{"q1": "a", "q2": "c", "q3": None}' and eval(line) == {"q1": "a", "q2": "c", "q3": None}
+
+
+def test_quiz_buttons_show_nothing_in_a_graded_kernel(monkeypatch):
+    from labkit.checks.collect import COLLECT_ENV
+
+    monkeypatch.setenv(COLLECT_ENV, "/nonexistent")
+    assert _shown(labkit.quiz_buttons, "00.quiz", {"q1": "a"}) == []
+
+
+def test_quiz_check_shows_the_verdict_only_with_markdown_rendered():
     ex = get("00.quiz")
     shown = _published(labkit.check("00.quiz", {q.key: "a" for q in ex.questions}))
-    assert len(shown) == 2, [list(b) for b in shown]
-    static, live = shown
-    # the verdict travels in exactly one output (the grader reads it there)
-    assert RESULT_MIME in static and RESULT_MIME not in live
-    assert "application/vnd.jupyter.widget-view+json" in live and "text/html" not in live
-    page = static["text/html"]
-    assert "labkit-quiz-static" in page and "labkit-check" in page
-    for q in ex.questions:
-        assert inline_markdown(q.prompt) in page
-        for text in q.options.values():
-            assert inline_markdown(text) in page
-    assert page.count("◉") == len(ex.questions)          # the learner's choices are marked
-    assert "<em>Not attempted</em>" in page               # the prompt's Markdown is rendered
-    assert ":has(.labkit-live)" in page and "display: none" in page
+    assert len(shown) == 1 and RESULT_MIME in shown[0]
+    page = shown[0]["text/html"]
+    assert "labkit-check" in page and "labkit-quiz" not in page
+    wrong = panel_html(evaluate(ex, {"q1": "a", "q2": "a", "q3": "c", "q4": "b", "q5": "c"}))
+    assert "think again about: A check cell shows <em>Not attempted</em>" in wrong and "*Not" not in wrong
+    right = evaluate(ex, {"q1": "b", "q2": "a", "q3": "c", "q4": "b", "q5": "c"})
+    assert "`" not in panel_html(right) and "<code>quiz_00 = {...}</code>" in panel_html(right)
 
 
-def test_quiz_widget_is_one_radio_group_per_question_with_wrapping_css():
-    w = pytest.importorskip("ipywidgets")
-    for lesson in ("00", "01", "02"):
-        for ex in (e for e in lesson_exercises(lesson) if e.kind == "quiz"):
-            display._last_quiz_answer.pop(ex.id, None)   # nothing chosen yet
-            box = quiz_widget(ex, not_attempted(ex), lambda choices: evaluate(ex, choices))
-            assert "labkit-quiz" in box._dom_classes
-            radios = [c for c in box.children if isinstance(c, w.RadioButtons)]
-            assert [len(r.options) for r in radios] == [len(q.options) for q in ex.questions]
-            assert all(r.value is None for r in radios)
-            assert box.children[0].value == QUIZ_CSS and "white-space: normal" in QUIZ_CSS
+def test_hints_and_messages_render_markdown():
+    r = Result("99.x", "x", "failed", 0.0, 1.0, "Use `np.maximum`, *not* a loop",
+               [TestResult("t", False, "expected **3**")], hint="Think of `Relu`\nThen *np.clip*")
+    page = panel_html(r)
+    assert "<code>np.maximum</code>, <em>not</em> a loop" in page and "expected <b>3</b>" in page
+    assert "<code>Relu</code>" in page and "<em>np.clip</em>" in page and "`" not in page
 
 
 def test_inline_markdown_escapes_and_renders():

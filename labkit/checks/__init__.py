@@ -9,7 +9,8 @@ Five jobs, one module each:
 * `judging` (judge side): the one spec of each exercise (`@exercise`, `quiz` in
   `labkit_judges/lNN.py`: what the learner sees, references, test inputs, quiz answers); runs the
   judges on plain data only, and scores the tests.
-* `display` (learner side): the HTML panel, the display bundle, the quiz widget.
+* `display` (learner side): the HTML panel and the display bundle; `quizbox`: a quiz's buttons,
+  whose clicks are written into its answer cell.
 * `public` (learner side): a graded release's checks, from public inputs and precomputed outputs.
 * `check()` (here): the facade a notebook calls.
 
@@ -25,11 +26,12 @@ from pathlib import Path
 from typing import Any
 
 from .collect import COLLECT_ENV, NotAttempted, Recorded, collect, exc_message, record_for_grader
-from .display import panel_html, quiz_widget, remember_quiz
+from .display import panel_html
 from .judging import (INTERACTIVE_SEED, JUDGES, DidNotDo, JudgeSpec, collect_answer, error_line, evaluate,
                       evaluate_unseen, exercise, expect_close, expect_equal, fresh_seed, judge_saved, judge_spec,
                       lesson_specs, load_onnx, not_attempted, ort_session, quiz, quiz_answers, run_judge, score)
 from .public import judges_installed, public_verdict
+from .quizbox import quiz_buttons
 from .registry import KINDS, REGISTRY, Exercise, ExerciseModuleError, Question, declare, get, lesson_exercises
 from .result import LABELS, RESULT_MIME, STATUSES, Result, Status, TestResult
 
@@ -38,7 +40,7 @@ __all__ = ["check", "Result", "TestResult", "Status", "STATUSES", "LABELS", "RES
            "collect_answer", "NotAttempted", "Recorded", "record_for_grader", "JUDGES", "JudgeSpec", "DidNotDo",
            "exercise", "quiz", "judge_spec", "lesson_specs", "quiz_answers", "error_line", "run_judge", "score",
            "evaluate", "evaluate_unseen", "fresh_seed", "judge_saved", "not_attempted", "expect_close",
-           "expect_equal", "load_onnx", "ort_session", "panel_html", "quiz_widget", "INTERACTIVE_SEED",
+           "expect_equal", "load_onnx", "ort_session", "panel_html", "quiz_buttons", "INTERACTIVE_SEED",
            "COLLECT_ENV"]
 
 
@@ -57,10 +59,8 @@ def check(id: str, answer: Any = None) -> Result | Recorded:
         record_for_grader(ex, answer, Path(collect_dir) / ex.id)
         return Recorded(ex.id)
     if not judges_installed():  # a graded release: public checks only, no judge or key is here
-        remember_quiz(ex, answer, lambda choices: public_verdict(ex, choices))
         return public_verdict(ex, answer)
     try:
-        remember_quiz(ex, answer, lambda choices: run_judge(ex, choices, INTERACTIVE_SEED))
         return evaluate_unseen(ex, answer)
     except BaseException as e:  # KeyboardInterrupt included: the panel says what happened
         return Result(ex.id, ex.title, "error", 0.0, ex.points, f"The check was interrupted: {exc_message(e)}", [],

@@ -1,14 +1,13 @@
-"""How a verdict looks: the HTML panel, the display bundle a check cell outputs, the quiz widget.
+"""How a verdict looks: the HTML panel and the display bundle a check cell outputs (Markdown rendered).
 
-Learner side: nothing here imports the judges; the quiz widget's Check button gets its judge from the
-`check()` facade (`remember_quiz`)."""
+Learner side: nothing here imports the judges. A quiz's buttons are in `quizbox`."""
 from __future__ import annotations
 
 import html
 import re
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING
 
-from .registry import REGISTRY, Exercise, hint_steps
+from .registry import hint_steps
 
 if TYPE_CHECKING:
     from .result import Result
@@ -30,10 +29,10 @@ def panel_html(r: Result) -> str:
     said = dict(zip(map(id, failed), once_per_panel(r.message, [t.message for t in failed])))
     rows = "".join(
         f"<li style='margin:1px 0'><span style='color:{COLORS['passed'] if t.passed else COLORS['failed']}'>"
-        f"{'✔' if t.passed else '✘'}</span> <b>{e(t.name)}</b>: {e(said.get(id(t), t.message))}</li>"
+        f"{'✔' if t.passed else '✘'}</span> <b>{e(t.name)}</b>: {inline_markdown(said.get(id(t), t.message))}</li>"
         for t in r.tests)
     tests = f"<ul style='list-style:none;padding-left:0.5em;margin:4px 0'>{rows}</ul>" if rows else ""
-    msg = "" if (r.status == "passed" and r.tests) else f"<div style='margin:4px 0'>{e(r.message)}</div>"
+    msg = "" if (r.status == "passed" and r.tests) else f"<div style='margin:4px 0'>{inline_markdown(r.message)}</div>"
     hint = hint_html(r.hint) if r.status != "passed" else ""
     ex = REGISTRY.get(r.exercise)
     unit = "bonus points (outside the lesson's maximum)" if ex is not None and ex.bonus else "points"
@@ -52,7 +51,7 @@ def hint_html(hint: str) -> str:
         label = "Hint" if i == 0 else "Another hint"
         html_ = (f"<details style='margin-top:4px'><summary style='cursor:pointer'>{label}"
                  f"{f' ({i + 1} of {len(steps)})' if len(steps) > 1 else ''}</summary>"
-                 f"<div style='margin:2px 0 0 0.8em'>{html.escape(step)}{html_}</div></details>")
+                 f"<div style='margin:2px 0 0 0.8em'>{inline_markdown(step)}{html_}</div></details>")
     return html_
 
 
@@ -86,47 +85,22 @@ def _parts(message: str) -> list[str]:
 
 
 def mimebundle(r: Result) -> dict:
-    """What a check cell displays as one static output: HTML panel (for a quiz, its questions too), text,
-    and the verdict as JSON. A quiz's live widget is a second output (see `show`)."""
-    ex = REGISTRY.get(r.exercise)
-    html_ = quiz_static_html(ex, r) if ex is not None and ex.kind == "quiz" else panel_html(r)
-    return {"text/html": html_, "text/plain": repr(r), RESULT_MIME: r.to_dict()}
+    """What a check cell displays, one static output: the HTML panel, text, and the verdict as JSON.
+    (A quiz is answered with the buttons of its answer cell, `quizbox.quiz_buttons`; its check cell
+    shows the verdict only.)"""
+    return {"text/html": panel_html(r), "text/plain": repr(r), RESULT_MIME: r.to_dict()}
 
 
 def show(r: Result) -> None:
-    """Display a verdict: the static output, then (quizzes) the live widget.
-
-    The static output stays readable in a saved notebook reopened later (a widget's model lives in the
-    kernel only, so a reopened widget output says "model not found"); CSS hides whichever of the two is
-    not wanted: the static copy while the widget is alive, the widget's error once it is gone."""
+    """Display a verdict (the static output stays readable in a saved notebook reopened later)."""
     from IPython.display import display
 
     display(mimebundle(r), raw=True)
-    ex = REGISTRY.get(r.exercise)
-    judge = _quiz_judges.get(r.exercise)
-    if ex is not None and ex.kind == "quiz" and judge is not None:
-        try:
-            display(quiz_widget(ex, r, judge))
-        except ImportError:  # ipywidgets missing: the static output still shows the verdict
-            pass
-
-
-_last_quiz_answer: dict[str, dict] = {}
-_quiz_judges: dict[str, Callable[[dict], Result]] = {}
-
-
-def remember_quiz(ex: Exercise, answer: Any, judge: Callable[[dict], Result]) -> None:
-    """Keep the learner's last quiz answer (the widget shows it selected) and `judge`, what the widget's
-    Check button runs on the choices (given by the `check()` facade: this module never imports judges)."""
-    if ex.kind != "quiz":
-        return
-    _quiz_judges[ex.id] = judge
-    if isinstance(answer, dict):
-        _last_quiz_answer[ex.id] = {k: v.strip().lower() for k, v in answer.items() if isinstance(v, str)}
 
 
 def inline_markdown(text: str) -> str:
-    """The inline Markdown of a quiz prompt or option as HTML: `code`, **bold**, *emphasis* (all else escaped)."""
+    """The inline Markdown of a quiz prompt, option, test message or hint as HTML: `code`, **bold**,
+    *emphasis* (all else escaped)."""
     out = []
     for i, part in enumerate(re.split(r"(`[^`]+`)", text)):
         if i % 2:
@@ -139,12 +113,19 @@ def inline_markdown(text: str) -> str:
     return "".join(out)
 
 
+def plain_markdown(text: str) -> str:
+    """Inline Markdown as plain text (a radio button's label cannot hold HTML): marks dropped."""
+    text = re.sub(r"`([^`]+)`", r"\1", text)
+    text = re.sub(r"\*\*(\S(?:.*?\S)?)\*\*", r"\1", text)
+    return re.sub(r"(?<![\w*])\*(\S(?:[^*]*?\S)?)\*(?![\w*])", r"\1", text)
+
+
 # Options wrap as normal text beside their radio circle (ipywidgets draws each option one line high, so a
 # long option would spill over the next one). The :has() rules pick what a reader sees: the live widget,
-# or, in a reopened notebook whose kernel no longer knows the widget, the static copy of the quiz. In
-# JupyterLab a widget output gets the class `jupyter-widgets` on its output node only when it failed
-# ("Error displaying widget: model not found"): any such output in the lesson says instead that it is a
-# widget to re-run. (JupyterLab drops <style> from untrusted outputs: there both copies show.)
+# or, in a reopened notebook whose kernel no longer knows the widget, the static copy. In JupyterLab a
+# widget output gets the class `jupyter-widgets` on its output node only when it failed ("Error
+# displaying widget: model not found"): any such output in the lesson says instead that it is a widget to
+# re-run. (JupyterLab drops <style> from untrusted outputs: there both copies show.)
 QUIZ_CSS = """<style>
 .labkit-quiz .widget-radio { width: auto; max-width: 100%; height: auto; }
 .labkit-quiz .widget-radio-box { width: 100%; margin-bottom: 4px; }
@@ -153,68 +134,13 @@ QUIZ_CSS = """<style>
 .labkit-quiz .widget-radio-box input { order: -1; float: none; flex: none; height: 1.35em; margin: 0 0.6em 0 2px; }
 .labkit-quiz .widget-html-content { white-space: normal; line-height: 1.4; height: auto; }
 .labkit-quiz .widget-html { height: auto; }
+.labkit-quiz .widget-output { height: 0; min-height: 0; overflow: hidden; }
 .jp-OutputArea:has(.labkit-live) .labkit-static { display: none; }
 .jp-OutputArea:has(.labkit-static) .jp-OutputArea-output.jupyter-widgets:not(:has(.labkit-live)) { display: none; }
 .jp-OutputArea-output.jupyter-widgets:not(:has(*)) { font-size: 0; }
 .jp-OutputArea-output.jupyter-widgets:not(:has(*))::after { content: "(an interactive widget: run this cell again to see it)";
   font-size: var(--jp-content-font-size1, 13px); font-style: italic; color: var(--jp-content-font-color2, #6e7781); }
 </style>"""
-
-
-def quiz_static_html(ex: Exercise, r: Result) -> str:
-    """The quiz as static HTML: questions, options (the learner's last choice marked) and the panel."""
-    given = _last_quiz_answer.get(ex.id, {})
-    parts = []
-    for q in ex.questions:
-        opts = "".join(
-            f"<li style='margin:1px 0'>{'◉' if given.get(q.key) == k else '○'} <b>{html.escape(k)})</b> "
-            f"{inline_markdown(v)}</li>" for k, v in q.options.items())
-        parts.append(f"<div style='margin:6px 0 2px'><b>{html.escape(q.key)}.</b> {inline_markdown(q.prompt)}</div>"
-                     f"<ul style='list-style:none;padding-left:1em;margin:0'>{opts}</ul>")
-    return (f"{QUIZ_CSS}<div class='labkit-quiz-static labkit-static' style='border:1px solid #d0d7de;padding:6px;"
-            f"font-family:sans-serif;font-size:13px;color:#24292f'>"
-            f"<div style='color:#6e7781;font-size:12px'>Run this cell to answer the quiz with buttons "
-            f"(this copy of it is not clickable).</div>{''.join(parts)}{panel_html(r)}</div>")
-
-
-def quiz_widget(ex: Exercise, initial: Result, judge: Callable[[dict], Result]):
-    """Radio buttons per question, a Check button (it runs `judge` on the choices), the panel, and the
-    dict to hand in."""
-    import ipywidgets as w
-
-    answers = {}
-    given = _last_quiz_answer.get(ex.id, {})
-    for q in ex.questions:
-        opts = [(f"{k}) {v}", k) for k, v in q.options.items()]
-        value = given.get(q.key) if given.get(q.key) in q.options else None
-        answers[q.key] = w.RadioButtons(options=opts, value=value, layout=w.Layout(width="auto"))
-    panel = w.HTML(panel_html(initial))
-    record = w.HTML()
-
-    def current() -> dict:
-        return {k: rb.value for k, rb in answers.items()}
-
-    def show_record(*_):
-        record.value = ("<div style='font-size:12px'>Graded answer — put this in the answer cell above: "
-                        f"<code>{html.escape(repr(current()))}</code></div>")
-
-    def on_check(_):
-        panel.value = panel_html(judge(current()))
-        show_record()
-
-    button = w.Button(description="Check my choices", button_style="primary")
-    button.on_click(on_check)
-    for rb in answers.values():
-        rb.observe(show_record, names="value")
-    show_record()
-    items = [w.HTML(QUIZ_CSS)]
-    for q in ex.questions:
-        items += [w.HTML(f"<b>{html.escape(q.key)}.</b> {inline_markdown(q.prompt)}", layout=w.Layout(width="100%")),
-                  answers[q.key]]
-    box = w.VBox(items + [button, panel, record], layout=w.Layout(border="1px solid #d0d7de", padding="6px"))
-    box.add_class("labkit-quiz")
-    box.add_class("labkit-live")
-    return box
 
 
 def show_with_fallback(widget, static_html: str) -> None:

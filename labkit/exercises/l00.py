@@ -9,28 +9,28 @@ declare('00.relu', title='ReLU in numpy', points=2, kind='function', hint=[
 
 declare('00.quiz', title='How checks work', points=2, kind='quiz', questions=[
     Question('q1', 'A check cell shows *Not attempted*. What does that mean?', {
-        'a': 'My answer is wrong',
-        'b': 'The answer cell still holds the stub',
-        'c': 'The course is broken',
+        'a': 'Your answer ran, but at least one of its tests failed',
+        'b': 'The answer cell still holds the stub it started with',
+        'c': 'The check could not load its tests, so nothing ran',
     }),
     Question('q2', 'Where do you write your answer?', {
         'a': 'In the answer cell above the check cell',
-        'b': 'In the check cell',
-        'c': 'In a new cell below the check cell',
+        'b': 'In the check cell, replacing its argument',
+        'c': 'In a new cell that you add below the check',
     }),
     Question('q3', "A panel says: 'expected shape (3, 4), got shape (12,)'. What do you do next?", {
-        'a': 'Run the check cell again: checks are random',
-        'b': 'Change the check cell so it flattens the expected array',
-        'c': "Fix the function so it keeps the input's shape, run the answer cell, then the check cell",
+        'a': 'Nothing: the check flattens arrays before it compares',
+        'b': 'Edit the check cell so that it flattens the expected array',
+        'c': 'Fix the function, run the answer cell, then the check',
     }),
-    Question('q4', 'You clicked the quiz buttons and wrote a dict in the answer cell, with different letters. Which answers are graded?', {
-        'a': 'The dict in the answer cell',
-        'b': 'The buttons you clicked',
-        'c': 'Whichever you changed last',
+    Question('q4', 'You clicked your quiz answers, then saved and closed the notebook. What is graded?', {
+        'a': 'Nothing, until you copy the choices into the code yourself',
+        'b': 'The quiz_00 line that your clicks wrote into the answer cell',
+        'c': 'The last verdict the check cell showed before you saved',
     }),
     Question('q5', "What does the 'CPU features' line of labkit.doctor() tell you?", {
-        'a': 'How much memory the course may use',
-        'b': 'Whether a GPU is available',
-        'c': "Which vector instructions (AVX2/AVX-512, NEON/SVE/SME) ONNX Runtime's CPU kernels can use",
+        'a': 'How much memory ONNX Runtime may use on this machine',
+        'b': 'Whether there is a GPU for ONNX Runtime to run on',
+        'c': "Which vector instructions ONNX Runtime's kernels can use",
     }),
 ])

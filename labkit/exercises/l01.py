@@ -20,32 +20,32 @@ declare('01.versions', title='Read the IR version and the opset', points=2, kind
 declare('01.quiz', title='What ONNX is', points=4, kind='quiz', questions=[
     Question('q1', 'What is ONNX?', {
         'a': 'A runtime that executes models fast, like ONNX Runtime',
-        'b': 'A file format: a graph of standard operators plus the weights, run by a separate runtime',
-        'c': 'A compression format that makes a trained model smaller',
+        'b': 'A file format: a graph of standard operators and weights',
+        'c': 'A compression format that makes trained models smaller',
     }),
     Question('q2', 'A model imports opset 21 of the default domain. What does 21 fix?', {
-        'a': 'The version of the file format (which protobuf fields exist)',
+        'a': 'The version of the file format: which protobuf fields exist',
         'b': 'The oldest ONNX Runtime release that can load the model',
         'c': "Which version of each operator's definition the graph uses",
     }),
     Question('q3', "Why give the input the shape ['batch', 4] instead of [2, 4]?", {
-        'a': 'So the same model accepts any number of rows at run time',
-        'b': 'So that ONNX Runtime splits large inputs into batches for you',
-        'c': 'Because onnx.checker rejects a model whose shapes are all numbers',
+        'a': 'So that the same model accepts any number of rows',
+        'b': 'So that ONNX Runtime splits any big input into small batches',
+        'c': 'Because onnx.checker rejects shapes made only of numbers',
     }),
     Question('q4', "An older ONNX Runtime refuses your file: 'Unsupported model IR version: 14, max supported IR version: 10'. What do you change?", {
         'a': 'The opset: import an older opset of the default domain',
-        'b': 'The IR version: write one the runtime reads, at least onnx.helper.find_min_ir_version_for(opset_import)',
-        'c': 'Nothing in the model: save it without weights and load those separately',
+        'b': 'The IR version: write an older one the runtime can read',
+        'c': 'The weights: save them as external data beside the file',
     }),
     Question('q5', "PyTorch's nn.Linear(4, 3) becomes which ONNX operators?", {
-        'a': 'Linear, the ONNX operator with the same name',
-        'b': "Dense, ONNX's fully connected operator",
-        'c': 'Gemm, or MatMul followed by Add: ONNX has no Linear operator',
+        'a': 'Linear, the ONNX operator that has the very same name',
+        'b': "Dense, ONNX's own fully connected operator",
+        'c': 'Gemm, or a MatMul followed by an Add',
     }),
     Question('q6', "You compare two engines' outputs whose values are around 1000. Which test is right?", {
-        'a': 'np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6): the tolerance grows with the values',
-        'b': 'np.abs(a - b).max() < 1e-5: a fixed absolute tolerance',
-        'c': 'np.array_equal(a, b): a correct model gives bit-identical outputs',
+        'a': 'assert_allclose with rtol=1e-5: it grows with the values',
+        'b': 'A fixed absolute bound: np.abs(a - b).max() < 1e-5',
+        'c': 'np.array_equal(a, b): correct models are bit-identical',
     }),
 ])

@@ -20,32 +20,32 @@ declare('02.repair_conversion', title='Repair a broken opset conversion', points
 declare('02.quiz', title="Reading a model's structure", points=4, kind='quiz', questions=[
     Question('q1', 'The light ResNet-50 file is 78 KiB, yet the model has 25 million parameters. Why?', {
         'a': 'ONNX compresses the weights when it saves a model',
-        'b': 'The weights are downloaded the first time the model is loaded',
-        'c': 'Each weight is a ConstantOfShape node that fills a tensor of a stored shape with one value',
+        'b': 'The weights are downloaded the first time it loads',
+        'c': 'Each weight is a ConstantOfShape node filling one value',
     }),
     Question('q2', 'After onnx.shape_inference.infer_shapes, where are the shapes of intermediate tensors?', {
         'a': 'In graph.value_info',
         'b': 'In graph.initializer',
-        'c': 'In graph.output, next to the real outputs',
+        'c': 'In graph.output',
     }),
     Question('q3', 'When must a model keep its weights in external data?', {
         'a': 'Always: ONNX Runtime loads external weights faster',
-        'b': "When the single file would pass protobuf's 2 GB limit",
-        'c': 'Whenever the model is quantized',
+        'b': "When one file would pass protobuf's 2 GB limit",
+        'c': "Whenever the model's weights have been quantized",
     }),
     Question('q4', 'You wrote opset_import[0].version = 21 on an opset-11 model and saved it. What did you get?', {
-        'a': 'A converted model: the runtime adapts old nodes to the new opset',
-        'b': "A file that lies: old-style nodes (ReduceMean's axes attribute...) under a new opset number, which the checker rejects",
-        'c': 'The same model, now faster, because newer opsets have faster kernels',
+        'a': 'A converted model: the runtime adapts old nodes to opset 21',
+        'b': 'An invalid file: old-style nodes under a newer opset number',
+        'c': 'The same model, faster: newer opsets have faster kernels',
     }),
     Question('q5', 'This IR 3 ResNet-50 lists its initializers in graph.input too. Can you feed new values for them at run time?', {
-        'a': 'Yes: an initializer listed as an input is a default you may override',
-        'b': 'Yes, but only by editing the file, because inputs are read-only',
-        'c': "No: before IR 4 they are constants, get_overridable_initializers() is empty and feeding one is an 'Invalid input name'",
+        'a': 'Yes: an initializer listed as an input is a default to override',
+        'b': 'Only with a SessionOptions flag that unlocks IR 3 inputs',
+        'c': 'No: before IR version 4 they are constants, not inputs',
     }),
     Question('q6', "Strict shape inference fails with '(op_type:MatMul, node name: fc2): Incompatible dimensions'. Where is the bad tensor?", {
-        'a': 'Among the inputs of node fc2: the one with a stored shape (an initializer) that does not fit',
-        'b': "In the graph's declared output shape",
-        'c': 'In the opset: MatMul needs a newer opset',
+        'a': "In node fc2's inputs: a stored weight that does not fit",
+        'b': "In the graph's declared output shape, at the very end",
+        'c': 'In the opset: MatMul needs a newer opset than this one',
     }),
 ])

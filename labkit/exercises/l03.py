@@ -24,33 +24,33 @@ declare('03.custom_op', title='Translate a custom operator to standard ONNX', po
 
 declare('03.quiz', title='Exports that lie, and how to catch them', points=4, kind='quiz', questions=[
     Question('q1', "forward() contains `if x.shape[0] > 4:`. You export with dynamo=True, an example batch of 8 and dynamic_shapes={'x': {0: 'batch'}}. No error, no warning. What is in the file?", {
-        'a': 'A symbolic batch dimension and only the branch batch 8 took: batch 2 gets the wrong result',
-        'b': 'An If node on the batch size, so every batch takes the right branch',
-        'c': 'Nothing: dynamo refuses any if statement in forward',
+        'a': 'A symbolic batch, and only the branch that batch 8 took',
+        'b': 'An If node on the batch size, so each batch branches right',
+        'c': 'A file fixed to batch 8, so batch 2 is refused at run time',
     }),
     Question('q2', 'assert_allclose between PyTorch and ONNX Runtime fails with differences near 1, and calling the PyTorch model twice on the same batch gives two different answers. Most likely cause?', {
         'a': 'ONNX Runtime rounds float32 differently from PyTorch',
-        'b': 'The opset version is too old for the model',
-        'c': 'The model is in training mode: dropout is active and BatchNorm uses batch statistics',
+        'b': 'The opset is too old, so some operators were dropped',
+        'c': 'The model is in training mode: dropout is still active',
     }),
     Question('q3', "ONNX Runtime says 'Got invalid dimensions for input ... index: 0 Got: 7 Expected: 1'. What fixes it?", {
-        'a': 'Pad every request to batch size 1',
-        'b': 'Export again with a symbolic batch dimension (dynamic_shapes; dynamic_axes in the legacy exporter)',
-        'c': "Set the session's graph optimization level to ORT_ENABLE_ALL",
+        'a': "Set the session's optimization level to ORT_ENABLE_ALL",
+        'b': 'Export it again with a symbolic (named) batch dimension',
+        'c': 'Transpose the input: ORT wants the batch on the last axis',
     }),
     Question('q4', 'A correct export differs from PyTorch by a few millionths on logits around 10. How do you test exports in general?', {
-        'a': 'assert_allclose with a relative and an absolute tolerance (rtol=1e-3, atol=1e-5)',
-        'b': 'Require bit-identical outputs: any difference means the export is broken',
-        'c': 'Require every difference below 1e-5 in absolute value',
+        'a': 'assert_allclose with both an rtol and a small atol',
+        'b': 'Bit-identical outputs: any difference is a broken export',
+        'c': 'Every difference below 1e-5 in absolute value',
     }),
     Question('q5', 'forward() contains `if x.sum() > 0:`. What does torch.onnx.export(..., dynamo=True) do?', {
-        'a': 'Exports both branches and an If node',
-        'b': 'Keeps the branch the example input took, silently',
-        'c': 'Fails: it cannot guard on a data-dependent value (rewrite with torch.where or torch.cond)',
+        'a': 'It exports both branches, joined by an If node',
+        'b': 'It keeps the branch the example input took, silently',
+        'c': 'It fails: it cannot guard on a data-dependent value',
     }),
     Question('q6', "torch.onnx.export(model, (x,), 'model.onnx', dynamo=True) ran; you copy model.onnx to a phone and loading fails. Why?", {
-        'a': 'ONNX compresses the model and the phone cannot decompress it',
-        'b': 'The weights went to model.onnx.data next to it: copy both, or save with program.save(path)',
-        'c': 'Phones need opset 14, and dynamo wrote opset 18',
+        'a': 'ONNX compressed the model and the phone cannot unpack it',
+        'b': 'The weights went to model.onnx.data: copy both files',
+        'c': 'Phones need opset 14, and the dynamo exporter wrote 18',
     }),
 ])

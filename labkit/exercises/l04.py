@@ -19,19 +19,19 @@ declare('04.choose_providers', title='Choose execution providers with a fallback
 
 declare('04.quiz', title='Running models with ONNX Runtime', points=4, kind='quiz', questions=[
     Question('q1', "You ask for providers=['CUDAExecutionProvider', 'CPUExecutionProvider'] and session.get_providers() returns ['CPUExecutionProvider']. What happened?", {
-        'a': 'The model runs on the GPU anyway',
-        'b': 'This onnxruntime build has no CUDA provider, so ORT warned and used the CPU',
-        'c': 'get_providers() only lists the last provider you asked for',
+        'a': 'The model still runs on the GPU; ORT just lists the CPU',
+        'b': 'No CUDA in this build: ORT warned and used the CPU',
+        'c': 'get_providers() lists only the last provider you asked for',
     }),
     Question('q2', 'Why create one InferenceSession and reuse it for every request?', {
-        'a': 'Creating a session loads, checks and optimizes the graph, which costs far more than one run',
-        'b': 'A process may create only one session',
+        'a': 'Creating a session loads and optimizes the graph: costly',
+        'b': 'ONNX Runtime allows one session per process at a time',
         'c': 'A reused session gives more accurate results',
     }),
     Question('q3', 'When does SessionOptions.inter_op_num_threads change anything?', {
-        'a': 'Always: it is the main thread setting',
-        'b': 'Only on GPUs',
-        'c': 'Only with execution_mode = ORT_PARALLEL, which runs independent nodes at the same time',
+        'a': 'Always: it sets the threads of each MatMul and Conv node',
+        'b': 'Only when a GPU provider runs part of the graph',
+        'c': 'Only with execution_mode ORT_PARALLEL',
     }),
     Question('q4', "In ONNX Runtime's profile trace, where is the operator type of a node event?", {
         'a': "In event['args']['op_name']",
@@ -39,8 +39,8 @@ declare('04.quiz', title='Running models with ONNX Runtime', points=4, kind='qui
         'c': "In event['cat']",
     }),
     Question('q5', 'After the export, cnn.onnx is about 12 KiB although the CNN has tens of thousands of float32 parameters. Why?', {
-        'a': 'ONNX compresses the weights',
-        'b': 'ONNX Runtime downloads the weights when the session is created',
-        'c': 'The exporter wrote the weights to cnn.onnx.data (external data) next to it; the .onnx file holds the graph',
+        'a': 'ONNX compresses float32 weights when it saves',
+        'b': 'ONNX Runtime downloads the weights at session creation',
+        'c': 'The weights went to cnn.onnx.data next to the file',
     }),
 ])

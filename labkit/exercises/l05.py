@@ -14,29 +14,29 @@ declare('05.fold_graph', title='Fold every Conv+BatchNormalization pair of a gra
 
 declare('05.quiz', title='Predict what each optimization level does', points=4, kind='quiz', questions=[
     Question('q1', 'Which operators disappear from the light ResNet-50 at the BASIC level?', {
-        'a': 'ConstantOfShape (folded into initializers) and BatchNormalization (folded into Conv)',
-        'b': 'Only Relu, merged into Conv',
-        'c': 'None: BASIC only checks the graph',
+        'a': 'ConstantOfShape and BatchNormalization, folded away',
+        'b': 'Only Relu, merged into the Conv before it',
+        'c': 'None: BASIC only checks the graph for errors',
     }),
     Question('q2', 'What does EXTENDED add on the CPU execution provider?', {
-        'a': "Blocked NCHWc layouts for the CPU's vector width",
-        'b': '8-bit quantization of the weights',
-        'c': "Fusions into ONNX Runtime's own operators, e.g. Conv+Relu -> FusedConv, Gemm+Relu -> FusedGemm",
+        'a': "Blocked NCHWc layouts sized to the CPU's vector width",
+        'b': '8-bit quantization of all the weights, done at load time',
+        'c': "Fusions into ORT's own operators, such as the FusedConv",
     }),
     Question('q3', 'A script sets so.graph_optimization_level = ORT_ENABLE_ALL on a fresh SessionOptions(). What changes?', {
-        'a': 'Inference gets faster',
-        'b': 'Nothing: ORT_ENABLE_ALL is already the default',
-        'c': 'Model loading fails on ARM',
+        'a': 'Inference gets faster than with the default settings',
+        'b': 'Nothing at all: ORT_ENABLE_ALL is already the default',
+        'c': 'Model loading fails on Arm, where NCHWc does not exist',
     }),
     Question('q4', 'You optimize offline once and ship the file to many different CPUs. Which level do you save at?', {
-        'a': "EXTENDED: ALL may add NCHWc layout operators whose block size fits only this CPU's vectors",
-        'b': 'ALL, because it is fastest everywhere',
-        'c': 'DISABLE, because optimized files never load elsewhere',
+        'a': 'EXTENDED: ALL may add layouts fitted to this CPU only',
+        'b': 'ALL, because it is the fastest level on every CPU',
+        'c': 'DISABLE: optimized files never load on other machines',
     }),
     Question('q5', 'The EXTENDED file (with FusedConv nodes) is loaded on a phone with the NNAPI execution provider first in the list. What happens to the FusedConv nodes?', {
         'a': 'NNAPI runs them: FusedConv is a standard ONNX operator',
-        'b': "They stay on the CPU provider: FusedConv is a com.microsoft kernel of ORT's CPU provider, which NNAPI does not take",
-        'c': 'The file cannot load on an Arm CPU',
+        'b': 'They stay on the CPU provider, which owns FusedConv',
+        'c': 'Loading fails: the file holds operators NNAPI lacks',
     }),
 ])
 

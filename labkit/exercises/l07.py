@@ -19,28 +19,28 @@ declare('07.fix_batch', title='Fix the batch dimension the checker complains abo
 
 declare('07.quiz', title='Pick the execution provider', points=4, kind='quiz', questions=[
     Question('q1', 'Phone A runs Android 12 and its vendor ships an NNAPI driver for its NPU. Your uint8-activation model has a fixed batch and the checker reports one NNAPI partition covering every node. What do you try?', {
-        'a': 'NNAPI, timed against the CPU baseline on that phone',
-        'b': 'CPU only: accelerators never help',
-        'c': 'NNAPI without measuring: the checker guarantees it is faster',
+        'a': 'NNAPI, timed against the CPU baseline on that same phone',
+        'b': 'CPU only: NNAPI accelerators never help small models',
+        'c': 'NNAPI without timing it: a single partition is always fastest',
     }),
     Question('q2', 'Phone B is new and runs Android 15. Which backend do you make the default?', {
-        'a': 'NNAPI, because newer phones have better NNAPI drivers',
-        'b': 'None: ONNX Runtime does not support Android 15',
-        'c': 'XNNPACK (or the CPU, whichever measures faster), because NNAPI is deprecated from Android 15',
+        'a': 'NNAPI, since newer phones ship much better NNAPI drivers',
+        'b': 'None: ONNX Runtime has no build for Android 15',
+        'c': 'XNNPACK or the CPU: NNAPI is deprecated from 15',
     }),
     Question('q3', 'Phone C: your model keeps a dynamic input size you cannot fix, and the checker says NNAPI would split it into 9 small partitions. What do you ship?', {
-        'a': 'NNAPI: nine partitions means nine times the speed',
-        'b': 'The CPU provider (and try XNNPACK): every partition boundary copies data between NNAPI and the CPU',
-        'c': 'NNAPI with CPU fallback disabled',
+        'a': 'NNAPI: more partitions means more of it runs in parallel',
+        'b': 'The CPU provider, maybe XNNPACK: boundaries copy data',
+        'c': 'NNAPI with the CPU fallback disabled, to force it all',
     }),
     Question('q4', 'What is required_operators.config, written by convert_onnx_models_to_ort, for?', {
-        'a': 'It lists the operators a reduced-size custom build of ONNX Runtime must include',
-        'b': 'ONNX Runtime reads it at run time to load the model',
-        'c': 'It lists the operators NNAPI supports',
+        'a': 'The operators a reduced custom ORT build must keep',
+        'b': 'A file ORT reads at run time to load the .ort model',
+        'c': 'The list of operators that NNAPI supports on phones',
     }),
     Question('q5', 'quantize_static with its defaults (QInt8 activations), batch fixed to 1: the checker reports every node supported by NNAPI. What does that mean?', {
-        'a': 'It is true: the checker ran the model on NNAPI',
-        'b': "Little: the checker matches operator names, not element types, and ONNX Runtime's NNAPI provider takes uint8 activations only; quantize with QUInt8",
-        'c': 'Fixing the batch converted the activations to uint8',
+        'a': 'It holds: the checker ran every node through NNAPI on a phone',
+        'b': 'Little: it matches op names, not the int8 element type',
+        'c': 'Fixing the batch already turned activations to uint8',
     }),
 ])

@@ -19,33 +19,33 @@ declare('08.web_model', title='Prepare the model for the web', points=3, kind='o
 
 declare('08.quiz', title='Models in web pages', points=3, kind='quiz', questions=[
     Question('q1', 'Your page sets ort.env.wasm.numThreads = 4, but the server sends no COOP/COEP headers. What happens?', {
-        'a': 'The model fails to load with a SharedArrayBuffer error',
-        'b': 'ONNX Runtime Web warns and runs on one thread: without cross-origin isolation there is no SharedArrayBuffer',
-        'c': 'It runs on 4 threads; the headers only matter for WebGPU',
+        'a': 'Loading fails with a SharedArrayBuffer error',
+        'b': 'ORT Web warns and falls back to a single thread',
+        'c': 'It runs 4 threads: the headers only matter for WebGPU',
     }),
     Question('q2', "On a first visit to this lesson's page, which file is most of the download?", {
-        'a': 'The WebAssembly build of ONNX Runtime (the .wasm file)',
-        'b': 'The model: that is why int8 matters most for a web page',
+        'a': 'The WebAssembly build of ONNX Runtime, the .wasm',
+        'b': 'The model, which is why int8 matters most on the web',
         'c': 'The JavaScript of the page and of onnxruntime-web',
     }),
     Question('q3', 'fp32 in the browser and in Python differ by about 1e-7, not 0. Why?', {
-        'a': 'The browser computes in float16',
-        'b': 'A bug in ONNX Runtime Web: the outputs must be bit-identical',
-        'c': "Different kernels (WebAssembly SIMD vs your CPU's native code) add the floats in another order",
+        'a': 'The browser computes in float16 to save memory',
+        'b': 'A bug: the same model must give identical bits',
+        'c': 'WebAssembly kernels sum the floats in another order',
     }),
     Question('q4', "What should the browser's outputs of the int8 model be compared with?", {
-        'a': 'ONNX Runtime in Python on the same int8 file: same predicted digits, probabilities very close',
-        'b': 'The fp32 PyTorch model, to 1e-4',
-        'c': 'Nothing: int8 results are random',
+        'a': 'ORT in Python on the same int8 file',
+        'b': 'The fp32 PyTorch model, within 1e-4',
+        'c': 'Nothing: int8 outputs change on every run',
     }),
     Question('q5', 'Why is the division by 16 inside the model instead of in app.js?', {
-        'a': 'ONNX Runtime Web cannot take uint8 inputs',
-        'b': 'So that the page and Python cannot disagree about preprocessing: the same file does it everywhere',
+        'a': 'ORT Web cannot take uint8 inputs at all',
+        'b': 'So page and Python cannot preprocess differently',
         'c': 'JavaScript cannot divide integers exactly',
     }),
     Question('q6', "When is it worth trying the WebGPU execution provider (executionProviders: ['webgpu', 'wasm'])?", {
-        'a': 'Always: a GPU is faster than WebAssembly for any model',
-        'b': 'Never: WebGPU only works in Node.js',
-        'c': "For bigger models where the GPU's work outweighs the cost of moving data to it; 'wasm' stays as the fallback",
+        'a': 'Always: a GPU beats WebAssembly on any model',
+        'b': 'Never: WebGPU only exists in Node.js',
+        'c': "For big models, with 'wasm' as the fallback",
     }),
 ])

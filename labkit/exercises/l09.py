@@ -20,32 +20,32 @@ declare('09.perplexity', title='Perplexity from logits', points=2, kind='functio
 declare('09.quiz', title='Transformers in ONNX', points=5, kind='quiz', questions=[
     Question('q1', 'You exported a language model with dynamo=True and no dynamic_shapes, using a 16-token example. What happens when ONNX Runtime gets a 20-token prompt?', {
         'a': 'It runs: ONNX shapes are always dynamic',
-        'b': 'It fails: the input was fixed to 16 tokens when the model was exported',
-        'c': 'It silently crops the prompt to 16 tokens',
+        'b': 'It fails: the input is fixed to 16 tokens',
+        'c': 'It silently crops the prompt down to 16 tokens',
     }),
     Question('q2', 'Without a key/value cache, what does generating token n cost, for a sequence of n tokens?', {
-        'a': 'The whole forward pass over all n tokens again: work growing with n per token (n² in all)',
-        'b': 'The same as with a cache: attention only ever looks at the last token',
-        'c': "Nothing more: ONNX Runtime caches the previous run's results on its own",
+        'a': 'The full forward pass over all n tokens once more',
+        'b': "One token's work: attention only ever looks at the last one",
+        'c': 'Nothing extra: ORT caches the previous run itself',
     }),
     Question('q3', 'In the decoder graph, what are the shapes of present_keys after a run with a past of length p and s new tokens?', {
-        'a': '(n_layer, batch, n_head, s, head_dim): only the new tokens',
-        'b': '(n_layer, batch, n_head, p, head_dim): the same as the past',
-        'c': '(n_layer, batch, n_head, p + s, head_dim): the past with the new keys appended',
+        'a': '(n_layer, batch, n_head, s, head_dim)',
+        'b': '(n_layer, batch, n_head, p, head_dim)',
+        'c': '(n_layer, batch, n_head, p + s, head_dim)',
     }),
     Question('q4', 'Weight-only int4 (MatMulNBits) on a CPU: what does it mainly save?', {
-        'a': 'The size of the weights (several times smaller than float32, scales included) and the memory traffic of reading them',
-        'b': 'All the arithmetic: activations become int4 too',
-        'c': 'Nothing: int4 is only a storage format that is unpacked to float32 at load time',
+        'a': 'Weight size and the memory read per token',
+        'b': 'All arithmetic: activations become int4 too',
+        'c': 'Nothing: the weights are unpacked to float32 at load time',
     }),
     Question('q5', 'You convert the weights to float16 and run on an x86 laptop CPU. What do you expect?', {
         'a': 'Twice the speed: float16 halves the arithmetic',
-        'b': 'A file about half the size; the speed usually does not improve, since most CPU kernels compute in float32 and Cast nodes convert back and forth',
-        'c': 'A model four times smaller, like int8',
+        'b': 'Half the file size, and rarely any speed-up',
+        'c': 'A model four times smaller, just like int8',
     }),
     Question('q6', "onnxscript's ORT fusions found no attention to fuse in a graph exported from hand-written attention (MatMul, Mul, Where, Softmax, MatMul). Why?", {
-        'a': 'ONNX Runtime cannot fuse attention on a CPU',
+        'a': 'ORT cannot fuse attention on a CPU at all',
         'b': 'Attention only fuses after int4 quantization',
-        'c': 'Fusion rewriters match specific node patterns; writing attention with scaled_dot_product_attention exports the pattern they know',
+        'c': 'Fusions match the node pattern SDPA exports',
     }),
 ])
