@@ -7,7 +7,7 @@ import html
 import re
 from typing import TYPE_CHECKING
 
-from .registry import hint_steps
+from .registry import REGISTRY, hint_steps
 
 if TYPE_CHECKING:
     from .result import Result
