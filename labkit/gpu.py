@@ -40,12 +40,6 @@ def swiftshader_icd() -> str | None:
     return next((p for p in SWIFTSHADER_ICDS if os.path.isfile(p)), None)
 
 
-def readonly_paths() -> list[Path]:
-    """Folders a sandboxed kernel must see, read-only, to use the software adapter."""
-    icd = swiftshader_icd()
-    return [Path(icd).parent] if icd else []
-
-
 def _software_env(icd: str) -> dict[str, str]:
     return {"VK_ICD_FILENAMES": icd, "ORT_WEBGPU_EP_ALLOW_SOFTWARE_ADAPTER": "1"}
 
