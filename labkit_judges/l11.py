@@ -150,7 +150,7 @@ def _tolerance_cases(seed: int) -> list[tuple]:
 @exercise('11.tolerance', title='Device against CPU: rounding or a wrong result?', points=2, kind='function',
           hint=[
               "Rounding in a sum is relative to the size of the terms summed, so an element near 0 can carry the rounding of the largest values: compare the difference with the output's overall magnitude, not element by element.",
-              "np.finfo(np.float32).eps times np.abs(cpu).max() is one rounding of the largest output; allow a few hundred of them, and check the shapes and np.isfinite first.",
+              "np.finfo(np.float32).eps times np.abs(cpu).max() is one rounding of the largest output; allow up to a thousand of them, and check the shapes and np.isfinite first.",
           ],
           cases=_tolerance_cases, tests=TOLERANCE_TESTS, skill=TOLERANCE_TESTS)
 def _tolerance(outputs, seed):
@@ -255,7 +255,7 @@ quiz('11.quiz', title='Off the CPU', points=5, questions=[
         'the session quietly uses the CPU provider (you saw it in section 5). It picks no CPU-typed WebGPU device '
         '(a) and raises no error (b).')),
     Question('q4', "Which check fits a GPU provider's logits against the CPU provider's logits of the same model?", {
-        'a': "Differences up to a few hundred float32 roundings of the largest logit, and the same labels",
+        'a': "Differences up to a thousand float32 roundings of the largest logit, and the same labels",
         'b': "Exact equality of every logit, since both providers run one float32 graph with one set of weights",
         'c': "A relative tolerance of 1e-6 for each element, however close to zero that element is",
     }, answer='a', why=(
