@@ -147,6 +147,11 @@ def doctor() -> Report:
         rep.rows.append(Row("ORT providers", ", ".join(providers), ok, "" if ok else FIX_REINSTALL))
     except Exception as e:
         rep.rows.append(Row("ORT providers", f"onnxruntime does not import ({type(e).__name__})", False, FIX_REINSTALL))
+    from .gpu import FIX, status
+
+    usable, found = status()
+    fix = "" if usable else FIX if found == "none found" else FIX_REINSTALL
+    rep.rows.append(Row("WebGPU adapter", found, usable, fix))
     try:
         import torch
 

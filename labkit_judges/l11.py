@@ -1,0 +1,280 @@
+"""Lesson 11 exercise specs (what the learner sees, references, test inputs, quiz answers): which provider
+runs each node on WebGPU, a tolerance for device against CPU outputs, a decode loop whose cache stays on
+the device, quiz."""
+from __future__ import annotations
+
+import numpy as np
+
+from labkit.checks import Question, TestResult, exercise, ort_session, quiz
+from labkit.material.l11 import tiny_decoder
+from labkit.plain import Make, Raised, describe
+
+CPU, WEBGPU = "CPUExecutionProvider", "WebGpuExecutionProvider"
+
+# ---------------------------------------------------------------- 11.placement
+
+#: operators (opset 21, float32) onnxruntime-ep-webgpu 0.4.0 runs, and ones it leaves to the CPU;
+#: tests/test_l11.py checks both lists against the real provider
+WEBGPU_OPS = ("Relu", "Sigmoid", "Tanh", "Exp", "Abs", "Neg", "Erf", "Floor", "Softmax", "Add", "Mul", "Sub")
+CPU_ONLY_OPS = ("Round", "Sign", "Softsign", "Selu", "Celu", "Shrink", "LogSoftmax", "Hardmax", "Sum", "Mean")
+BINARY = ("Add", "Mul", "Sub")
+VARIADIC = ("Sum", "Mean")
+
+
+def placement_model(ops: list[str], names: list[str]) -> bytes:
+    """A chain of `ops` on x (2, 8): each node takes the previous output (binary and variadic ones
+    also take x); node i is called names[i]."""
+    from onnx import TensorProto, helper
+
+    nodes, prev = [], "x"
+    for i, (op, name) in enumerate(zip(ops, names)):
+        out = f"t{i}"
+        inputs = [prev, "x"] if op in BINARY else [prev, "x", prev] if op in VARIADIC else [prev]
+        nodes.append(helper.make_node(op, inputs, [out], name=name))
+        prev = out
+    nodes.append(helper.make_node("Identity", [prev], ["y"], name="output"))
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 8])
+    graph = helper.make_graph(nodes, "placement", [x], [y])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], ir_version=10).SerializeToString()
+
+
+def expected_placement(ops: list[str], names: list[str]) -> dict[str, str]:
+    want = {name: (CPU if op in CPU_ONLY_OPS else WEBGPU) for op, name in zip(ops, names)}
+    want["output"] = WEBGPU
+    return want
+
+
+_PLACEMENT_FIXED = (("every node on WebGPU", ["Relu", "Mul", "Tanh", "Add"]),
+                    ("a fallback at the end", ["Exp", "Sub", "LogSoftmax"]))
+PLACEMENT_TESTS = tuple(n for n, _ in _PLACEMENT_FIXED) + ("unseen model 1", "unseen model 2", "unseen model 3")
+
+
+def _placement_data(seed: int) -> list[tuple[list[str], list[str]]]:
+    rng = np.random.default_rng(seed * 23 + 5005)
+    plans = [list(ops) for _, ops in _PLACEMENT_FIXED]
+    for _ in range(3):
+        size = int(rng.integers(5, 9))
+        plan = [WEBGPU_OPS[int(i)] for i in rng.integers(len(WEBGPU_OPS), size=size)]
+        for pos in rng.choice(size, size=int(rng.integers(1, 4)), replace=False):
+            plan[int(pos)] = CPU_ONLY_OPS[int(rng.integers(len(CPU_ONLY_OPS)))]
+        plans.append(plan)
+    out = []
+    for plan in plans:
+        names = [f"{op.lower()}_{int(k)}" for op, k in zip(plan, rng.permutation(100)[:len(plan)])]
+        out.append((plan, names))
+    return out
+
+
+def _placement_cases(seed: int) -> list[tuple]:
+    return [(placement_model(ops, names),) for ops, names in _placement_data(seed)]
+
+
+@exercise('11.placement', title='Which provider ran each node', points=2, kind='function',
+          hint=[
+              "The session itself can record which provider took each node of the graph: switch that on when you create it, then read it back per provider.",
+              "SessionOptions.add_session_config_entry('session.record_ep_graph_assignment_info', '1'), then session.get_provider_graph_assignment_info(): each entry has ep_name and get_nodes() (node.name).",
+          ],
+          cases=_placement_cases, tests=PLACEMENT_TESTS, skill=PLACEMENT_TESTS)
+def _placement(outputs, seed):
+    for name, (ops, names), got in zip(PLACEMENT_TESTS, _placement_data(seed), outputs):
+        want = expected_placement(ops, names)
+        if isinstance(got, Raised):
+            yield TestResult(name, False, f"your function {got.message}")
+            continue
+        if not isinstance(got, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in got.items()):
+            yield TestResult(name, False, f"expected a dict {{node name: provider name}}, got {describe(got)}")
+            continue
+        missing = [n for n in want if n not in got]
+        if missing:
+            yield TestResult(name, False, f"no provider for node(s) {missing}: return every node of the model "
+                                          "(create the session with graph optimizations off)")
+            continue
+        wrong = [n for n in want if got[n] != want[n]]
+        if wrong:
+            n = wrong[0]
+            yield TestResult(name, False, f"node {n!r} ({ops[names.index(n)] if n in names else 'Identity'}): "
+                                          f"expected {want[n]}, got {got[n]!r}")
+            continue
+        on_cpu = [n for n in want if want[n] == CPU]
+        yield TestResult(name, True, f"{len(want)} nodes, on the CPU: {on_cpu or 'none'}")
+
+
+# ---------------------------------------------------------------- 11.tolerance
+
+TOLERANCE_TESTS = ("rounding, outputs of size ~1", "rounding, outputs of size ~1e5", "rounding near zero",
+                   "rounding, outputs of size ~1e-6", "identical outputs", "one element wrong",
+                   "a tiny output 40% off", "a NaN on the device", "the same values transposed",
+                   "every element 0.1% off")
+
+
+def _matmul_pair(rng: np.random.Generator, scale: float, shift: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """(device, cpu): x @ w summed in two orders in float32, as two providers do."""
+    k = int(rng.integers(48, 160))
+    x = (rng.normal(size=(6, k)) + shift).astype(np.float32)
+    w = (rng.normal(size=(k, 5)) * scale / k).astype(np.float32)
+    terms = x[:, :, None] * w[None, :, :]
+    cpu = terms.sum(axis=1, dtype=np.float32)            # numpy: pairwise sums
+    device = np.zeros_like(cpu)
+    for j in rng.permutation(k):                         # one term after the other, in another order
+        device = (device + terms[:, j, :]).astype(np.float32)
+    return device, cpu
+
+
+def _tolerance_data(seed: int) -> list[tuple[np.ndarray, np.ndarray, bool]]:
+    rng = np.random.default_rng(seed * 29 + 6006)
+    size1 = _matmul_pair(rng, 1.0)
+    big = _matmul_pair(rng, 1e5)
+    d, c = _matmul_pair(rng, 10.0, shift=0.0)             # cancellation: elements near 0, terms of size 10
+    scale = float(np.abs(c).max())
+    c[0, 0] = np.float32(1e-3 * scale)                     # an element near 0 that carries
+    d[0, 0] = c[0, 0] + np.float32(20 * np.finfo(np.float32).eps * scale)  # the large terms' rounding
+    tiny = _matmul_pair(rng, 1e-6)
+    same = _matmul_pair(rng, 3.0)[1]
+    wrong_elem = _matmul_pair(rng, 2.0)
+    wrong_elem[0][tuple(rng.integers(0, 5, size=2))] += np.float32(0.05) * np.abs(wrong_elem[1]).max()
+    t_dev, t_cpu = _matmul_pair(rng, 1e-6)
+    nan_dev, nan_cpu = _matmul_pair(rng, 1.0)
+    nan_dev[int(rng.integers(6)), int(rng.integers(5))] = np.nan
+    sq = _matmul_pair(rng, 1.0)[1][:5, :5]
+    off = _matmul_pair(rng, 1.0)[1]
+    return [(*size1, True), (*big, True), (d, c, True), (*tiny, True), (same.copy(), same, True),
+            (*wrong_elem, False), (t_dev * np.float32(1.4), t_cpu, False), (nan_dev, nan_cpu, False),
+            (np.ascontiguousarray(sq.T), sq, False), (off * np.float32(1.001), off, False)]
+
+
+def _tolerance_cases(seed: int) -> list[tuple]:
+    return [(device, cpu) for device, cpu, _ in _tolerance_data(seed)]
+
+
+@exercise('11.tolerance', title='Device against CPU: rounding or a wrong result?', points=2, kind='function',
+          hint=[
+              "Rounding in a sum is relative to the size of the terms summed, so an element near 0 can carry the rounding of the largest values: compare the difference with the output's overall magnitude, not element by element.",
+              "np.finfo(np.float32).eps times np.abs(cpu).max() is one rounding of the largest output; allow up to a thousand of them, and check the shapes and np.isfinite first.",
+          ],
+          cases=_tolerance_cases, tests=TOLERANCE_TESTS, skill=TOLERANCE_TESTS)
+def _tolerance(outputs, seed):
+    for name, (device, cpu, want), got in zip(TOLERANCE_TESTS, _tolerance_data(seed), outputs):
+        if isinstance(got, Raised):
+            yield TestResult(name, False, f"your function {got.message}")
+        elif not isinstance(got, (bool, np.bool_)):
+            yield TestResult(name, False, f"expected True or False, got {describe(got)}")
+        elif bool(got) == want:
+            yield TestResult(name, True, f"{'agree' if want else 'differ'}, as expected")
+        else:
+            diff = np.abs(device.astype(np.float64) - cpu) if device.shape == cpu.shape else None
+            scale = float(np.abs(cpu).max())
+            what = (f"largest difference {np.nanmax(diff):.2g} for a largest |output| of {scale:.2g}"
+                    if diff is not None and np.isfinite(diff).all() else
+                    "the device output has a NaN" if diff is not None else
+                    f"shapes {device.shape} and {cpu.shape}")
+            yield TestResult(name, False, f"expected {want}, got {bool(got)}: {what}")
+
+
+# ---------------------------------------------------------------- 11.device_decode
+
+DECODE_TESTS = ("a decoder you have not seen", "another decoder, a longer prompt", "a one-token prompt")
+#: the lesson's decoder sizes: the shaders WebGPU compiled for the lesson serve the check too
+_D_MODEL, _VOCAB = 16, 32
+
+
+def _decode_data(seed: int) -> list[tuple[int, list[int], int]]:
+    rng = np.random.default_rng(seed * 31 + 7007)
+    plans = ((3, 6), (5, 8), (1, 7))
+    return [(int(rng.integers(1 << 30)), [int(t) for t in rng.integers(0, _VOCAB, size=p)], n)
+            for p, n in plans]
+
+
+def _decode_cases(seed: int) -> list[tuple]:
+    return [(Make("labkit.material.l11:device_decoder", (tiny_decoder(s, _D_MODEL, _VOCAB),)), prompt, n)
+            for s, prompt, n in _decode_data(seed)]
+
+
+def greedy_reference(model: bytes, prompt: list[int], n_new: int) -> list[int]:
+    """Greedy tokens from the CPU provider, run() with the cache as numpy arrays."""
+    sess = ort_session(model)
+    width = sess.get_inputs()[1].shape[2]
+    keys = values = np.zeros((1, 0, width), np.float32)
+    tokens = list(prompt)
+    for step in range(len(prompt) + n_new - 1):
+        logits, keys, values = sess.run(None, {"ids": np.array([[tokens[step]]]), "past_keys": keys,
+                                               "past_values": values})
+        if step >= len(prompt) - 1:
+            tokens.append(int(logits[0, -1].argmax()))
+    return tokens[len(prompt):]
+
+
+@exercise('11.device_decode', title='A decode loop with the cache on the device', points=3, kind='function',
+          hint=[
+              "The present keys and values one step returns are the past the next step needs: leave them where they were computed and hand the very same device values back, instead of turning them into numpy arrays.",
+              "session.io_binding(); bind_output('present_keys', 'webgpu'); after run_with_iobinding, binding.get_outputs() gives OrtValues: bind_ortvalue_input('past_keys', ...) them; bind logits to 'cpu' and read .numpy().",
+          ],
+          cases=_decode_cases, tests=DECODE_TESTS, skill=DECODE_TESTS)
+def _device_decode(outputs, seed):
+    for name, (s, prompt, n), got in zip(DECODE_TESTS, _decode_data(seed), outputs):
+        want = greedy_reference(tiny_decoder(s, _D_MODEL, _VOCAB), prompt, n)
+        if isinstance(got, Raised):
+            yield TestResult(name, False, f"your function {got.message}")
+        elif not isinstance(got, list) or not all(isinstance(t, (int, np.integer)) for t in got):
+            yield TestResult(name, False, f"expected a list of {n} token ids (ints), got {describe(got)}")
+        elif len(got) != n:
+            yield TestResult(name, False, f"expected {n} new tokens, got {len(got)}"
+                                          + (" (the prompt is not part of the answer)" if len(got) == n + len(prompt) else ""))
+        elif [int(t) for t in got] != want:
+            i = next(k for k in range(n) if int(got[k]) != want[k])
+            yield TestResult(name, False, f"token {i}: expected {want[i]}, got {int(got[i])} "
+                                          f"(greedy decoding after the prompt {prompt} gives {want})")
+        else:
+            yield TestResult(name, True, f"{n} tokens as the CPU provider decodes them, cache kept on the device")
+
+
+# ---------------------------------------------------------------- 11.quiz
+
+quiz('11.quiz', title='Off the CPU', points=5, questions=[
+    Question('q1', "On a machine without a GPU, ort.get_ep_devices() lists WebGpuExecutionProvider on a device of type CPU. What does it tell you?", {
+        'a': "WebGPU calls the CPU provider's kernels, so its outputs are bit-identical to the CPU provider's",
+        'b': "The plugin runs on a software adapter: real shaders, buffers and copies, but an emulator's speed",
+        'c': "The plugin failed to load, and ONNX Runtime lists the CPU provider again under another name",
+    }, answer='b', why=(
+        'A software adapter (SwiftShader) is registered on the CPU device: the WebGPU code path runs for real, '
+        'on an emulated GPU. It does not reuse the CPU kernels (a: outputs differ by rounding), and a failed '
+        'plugin lists no device at all (c).')),
+    Question('q2', "A session on WebGPU and CPU gives right outputs, but its profile shows MemcpyToHost and MemcpyFromHost nodes. Why?", {
+        'a': "A node WebGPU cannot run fell back to the CPU: its input is copied to the host, its output back",
+        'b': "ONNX Runtime copies every node's output to the host, so that the CPU can verify the GPU's work",
+        'c': "The model's weights are uploaded to the device again at every run, as the Memcpy nodes show",
+    }, answer='a', why=(
+        'ONNX Runtime inserts copy nodes only where a tensor crosses between providers, around a fallback. It '
+        'checks nothing on the CPU (b), and initializers are copied once when the session is created (c).')),
+    Question('q3', "The WebGPU plugin is registered on SwiftShader (no GPU) and a session sets the policy PREFER_GPU. What runs the model?", {
+        'a': "WebGPU on SwiftShader: the policy takes any device that the WebGPU plugin offers",
+        'b': "Nothing: session creation fails with an error, because the machine has no GPU",
+        'c': "The CPU provider: the emulated adapter is a CPU device, and the policy falls back quietly",
+    }, answer='c', why=(
+        'Policies choose by device type; the software adapter sits on the CPU device, so no GPU device exists and '
+        'the session quietly uses the CPU provider (you saw it in section 5). It picks no CPU-typed WebGPU device '
+        '(a) and raises no error (b).')),
+    Question('q4', "Which check fits a GPU provider's logits against the CPU provider's logits of the same model?", {
+        'a': "Differences up to a thousand float32 roundings of the largest logit, and the same labels",
+        'b': "Exact equality of every logit, since both providers run one float32 graph with one set of weights",
+        'c': "A relative tolerance of 1e-6 for each element, however close to zero that element is",
+    }, answer='a', why=(
+        'Providers sum in other orders and may fuse multiply-adds, so float32 results move by roundings of the '
+        'terms summed, which the largest output bounds. Exact equality (b) fails on rounding alone, and a '
+        'per-element relative tolerance (c) fails on near-zero elements that carry large terms\' rounding.')),
+    Question('q5', "In a decode loop on a GPU, what does passing last step's present cache, bound on the device, as the next past save?", {
+        'a': "Nothing measurable: ONNX Runtime keeps the cache on the device between run() calls by itself",
+        'b': "The attention arithmetic: keys that are already cached no longer need to be multiplied",
+        'c': "A copy of the whole cache to the host and back at each step, bytes growing with the square of length",
+    }, answer='c', why=(
+        'run() returns numpy arrays, so each step copies the whole cache out and back in; bound device values '
+        'stay put. ONNX Runtime keeps nothing between run() calls (a), and the attention over the cache is '
+        'computed either way (b).')),
+    Question('q6', "A production session on a GPU provider must never run a node on the CPU. What do you set?", {
+        'a': "providers=[the GPU provider] alone: leaving out the CPU provider switches its fallback off",
+        'b': "The config entry session.disable_cpu_ep_fallback = '1': creation fails if any node would fall back",
+        'c': "The selection policy PREFER_GPU: it guarantees that every node of the graph runs on the GPU",
+    }, answer='b', why=(
+        'Only disable_cpu_ep_fallback makes a fallback an error. ONNX Runtime appends the CPU provider when you '
+        'leave it out (a), and a policy is a preference that falls back quietly (c).')),
+])

@@ -1,0 +1,118 @@
+"""Lesson 11: labkit.gpu's adapter choice, the judges' table of WebGPU operators against the real plugin,
+the decoder harness, precise messages and hostile answers."""
+import numpy as np
+import onnxruntime as ort
+import pytest
+
+import labkit.gpu as gpu
+from labkit.checks import evaluate, get
+from labkit.material import l11 as learner
+from labkit_judges import l11
+
+from corpus.l11 import _decode_with, _while_loop
+
+
+def failing(r):
+    return {t.name: t.message for t in r.tests if not t.passed}
+
+
+@pytest.fixture(scope="module")
+def adapter():
+    found = gpu.setup()
+    if found is None:
+        pytest.skip(gpu.FIX)
+    return found
+
+
+# ---------------------------------------------------------------- labkit.gpu (no adapter needed)
+
+def test_hardware_adapter_is_preferred_and_software_used_only_without_one(monkeypatch):
+    asked = []
+
+    def probe(icd):
+        asked.append(icd)
+        return "GPU" if icd is None else "CPU"
+
+    monkeypatch.setattr(gpu, "_probe", probe)
+    monkeypatch.setattr(gpu, "swiftshader_icd", lambda: "/x/vk_swiftshader_icd.json")
+    monkeypatch.setattr(gpu, "_STATE", {})
+    assert gpu.find_adapter() == gpu.Adapter(software=False) and asked == [None]
+    monkeypatch.setattr(gpu, "_STATE", {})
+    monkeypatch.setattr(gpu, "_probe", lambda icd: None if icd is None else "CPU")
+    found = gpu.find_adapter()
+    assert found.software and found.icd == "/x/vk_swiftshader_icd.json" and "emulator" in str(found)
+
+
+def test_no_adapter_prints_one_line_naming_the_fix(monkeypatch, capsys):
+    monkeypatch.setattr(gpu, "_probe", lambda icd: None)
+    monkeypatch.setattr(gpu, "swiftshader_icd", lambda: None)
+    monkeypatch.setattr(gpu, "_STATE", {})
+    assert gpu.setup() is None
+    out = capsys.readouterr().out.strip().splitlines()
+    assert len(out) == 1 and "apt-get install chromium" in out[0] and "driver" in out[0]
+    assert gpu.status() == (False, "none found")
+
+
+def test_doctor_names_the_fix_without_an_adapter(monkeypatch):
+    import importlib
+
+    doctor = importlib.import_module("labkit.doctor")
+    monkeypatch.setattr(gpu, "status", lambda: (False, "none found"))
+    row = next(r for r in doctor.doctor().rows if r.item == "WebGPU adapter")
+    assert not row.ok and row.fix == gpu.FIX
+
+
+# ---------------------------------------------------------------- the real plugin (software adapter in CI)
+
+def test_operator_table_matches_the_plugin(adapter):
+    """The judge of 11.placement knows which operators fall back: checked here against the plugin."""
+    ops = list(l11.WEBGPU_OPS + l11.CPU_ONLY_OPS)
+    names = [f"n{i}" for i in range(len(ops))]
+    opts = learner.webgpu_options(record=True)
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    sess = ort.InferenceSession(l11.placement_model(ops, names), opts)
+    got = {n.name: sub.ep_name for sub in sess.get_provider_graph_assignment_info() for n in sub.get_nodes()}
+    assert got == l11.expected_placement(ops, names)
+
+
+def test_decoder_on_webgpu_decodes_as_the_cpu(adapter):
+    model = learner.tiny_decoder(5)
+    session = learner.device_decoder(model)
+    assert session.get_providers()[0] == gpu.EP_NAME
+    assert _while_loop(session, [1, 2], 5) == l11.greedy_reference(model, [1, 2], 5)
+    with pytest.raises(RuntimeError, match="use IO binding"):
+        session.run(None, {})
+
+
+@pytest.mark.parametrize("mistake, message", [
+    ({"cache": "host outputs"}, "copies the cache to the host"),
+    ({"cache": "numpy"}, "copies the cache from the host"),
+    ({"cache": "reupload"}, "not the present output"),
+])
+def test_device_decoder_refuses_each_host_round_trip(adapter, mistake, message):
+    session = learner.device_decoder(learner.tiny_decoder(6))
+    with pytest.raises(RuntimeError, match=message):
+        _decode_with(**mistake)(session, [3, 4], 3)
+
+
+# ---------------------------------------------------------------- messages and hostile answers (no adapter needed)
+
+def test_tolerance_messages_say_what_differed():
+    r = evaluate(get("11.tolerance"), lambda d, c: bool(np.allclose(d, c)), seed=0)
+    assert "rounding near zero" in failing(r) and "largest difference" in failing(r)["rounding near zero"]
+    r = evaluate(get("11.tolerance"), lambda d, c: "yes", seed=0)
+    assert all("expected True or False" in m for m in failing(r).values())
+
+
+@pytest.mark.parametrize("answer", [None, 42, lambda *a: None, lambda *a: 1 / 0, lambda *a: float("nan")])
+def test_hostile_answers_give_a_result(answer):
+    for ex in ("11.tolerance", "11.placement"):
+        r = evaluate(get(ex), answer, seed=0)
+        assert r.points == 0 and r.status in ("failed", "not_attempted", "error"), r
+
+
+def test_hidden_inputs_change_with_the_seed():
+    assert l11._placement_data(0)[2:] != l11._placement_data(1)[2:]
+    assert l11._decode_data(0) != l11._decode_data(1)
+    a, b = l11._tolerance_data(0), l11._tolerance_data(1)
+    assert not np.array_equal(a[0][1], b[0][1])
