@@ -282,6 +282,32 @@ def _ort_values(session, batches):
     return np.concatenate(out)
 
 
+def _past_the_binding(how):
+    """Skips the skill around the check's session: the class's run called past the session's refusal, the C
+    session under it, a session of its own built from the model's bytes, or the class's run_with_iobinding
+    past the session's own."""
+    def predict(session, batches):
+        ort = _ort()
+        name = session.get_inputs()[0].name
+        own = ort.InferenceSession(session._model_bytes) if how == "own session" else None
+        parts = []
+        for x in batches:
+            if how == "class run":
+                parts.append(ort.InferenceSession.run(session, None, {name: x})[0])
+            elif how == "C session":
+                parts.append(session._sess.run(None, {name: x}, None)[0])
+            elif how == "own session":
+                parts.append(own.run(None, {name: x})[0])
+            else:
+                binding = session.io_binding()
+                binding.bind_cpu_input(name, x)
+                binding.bind_output(session.get_outputs()[0].name, "cpu")
+                ort.InferenceSession.run_with_iobinding(session, binding)
+                parts.append(binding.copy_outputs_to_cpu()[0])
+        return np.concatenate(parts)
+    return predict
+
+
 CORPUS = {
     "10.to_onnx": [
         Right("convert_sklearn, FloatTensorType([None, n]), options keyed by class", answer=_convert_sklearn_by_type),
@@ -329,5 +355,12 @@ CORPUS = {
         Wrong("stacked per batch (3-D)", answer=_bound(stack=True)),
         Wrong("last batch only", answer=_bound(last_only=True)),
         Wrong("run_with_ort_values instead of a binding", answer=_ort_values),
+        Wrong("InferenceSession.run called past the check's refusal", answer=_past_the_binding("class run"),
+              skipped_skill=True),
+        Wrong("the C session under it (session._sess.run)", answer=_past_the_binding("C session"), skipped_skill=True),
+        Wrong("a session of its own from the model's bytes", answer=_past_the_binding("own session"),
+              skipped_skill=True),
+        Wrong("the class's run_with_iobinding past the session's own", answer=_past_the_binding("class binding"),
+              skipped_skill=True),
     ],
 }
