@@ -320,7 +320,7 @@ CORPUS = {
         Wrong("64 features hard-coded", answer=_features_64),
         Wrong("model[-1] on a model that is not a Pipeline", answer=_assumes_pipeline),
         Wrong("zipmap='columns': one output per class", answer=_zipmap_columns),
-        Wrong("returns serialized bytes", answer=_returns_bytes),
+        Right("returns serialized bytes (the prompt allows a ModelProto or its bytes)", answer=_returns_bytes),
     ],
     "10.custom_converter": [
         Right("container.add_node with initializers", answer=_custom(_conv_container)),
