@@ -295,7 +295,7 @@ def _past_the_binding(how):
             if how == "class run":
                 parts.append(ort.InferenceSession.run(session, None, {name: x})[0])
             elif how == "C session":
-                parts.append(session._sess.run(None, {name: x}, None)[0])
+                parts.append(session._sess.run([session.get_outputs()[0].name], {name: x}, None)[0])
             elif how == "own session":
                 parts.append(own.run(None, {name: x})[0])
             else:
