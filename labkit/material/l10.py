@@ -67,7 +67,8 @@ def fitted_model(kind: str, x: np.ndarray, y: np.ndarray):
 
 def bound_session(model_bytes: bytes, shift: int = 0):
     """A test input of 10.io_binding: a real InferenceSession that runs only through IO binding and
-    refuses a run whose output landed in a new buffer (the loop allocated a new output).
+    refuses a run with another binding than the first, or whose output landed in a new buffer (the loop
+    allocated a new output).
 
     `model_bytes` holds the classifier with its classes rotated by `shift`; each run through the
     session's IO binding turns them back in the bound output buffer. So the session's own outputs
@@ -86,6 +87,7 @@ def bound_session(model_bytes: bytes, shift: int = 0):
             super().__init__(model_bytes, opts, providers=["CPUExecutionProvider"])
             self._model_bytes, self._shift = model_bytes, shift
             self._first_ptr: int | None = None
+            self._binding = None  # the one binding every run must use
             self._kept: list = []  # outputs kept alive, so a new allocation cannot reuse their address
             self.runs = 0
 
@@ -97,6 +99,10 @@ def bound_session(model_bytes: bytes, shift: int = 0):
             raise RuntimeError("this test session runs only through IO binding (run_with_iobinding)")
 
         def run_with_iobinding(self, iobinding, run_options=None):
+            if self._binding is not None and iobinding is not self._binding:
+                raise RuntimeError(f"run {self.runs + 1}: a new binding — create one binding before the loop and "
+                                   "reuse it for every batch")
+            self._binding = iobinding
             super().run_with_iobinding(iobinding, run_options)
             self.runs += 1
             outs = iobinding.get_outputs()

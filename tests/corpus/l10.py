@@ -364,3 +364,11 @@ CORPUS = {
               skipped_skill=True),
     ],
 }
+
+
+# Blind entries (issue 32): written by a helper who never read the judges or this corpus, measured by this
+# corpus's rule before and after the fixes (tests/corpus/blind_l10.py, unchanged). Before, blind-binding-per-batch
+# (a new IOBinding per batch, one output buffer) scored full marks; the session now refuses a second binding.
+from corpus.blind_l10 import CORPUS as _BLIND  # noqa: E402
+
+CORPUS["10.io_binding"] += _BLIND["10.io_binding"]
