@@ -110,14 +110,14 @@ def test_bound_session_refuses_run_and_a_new_output_buffer_and_survives_the_copy
     clone = copy.deepcopy(session)
     assert clone is not session and clone.runs == 0
     name_in, name_out = session.get_inputs()[0].name, session.get_outputs()[0].name
-    for k in range(2):  # a new binding and a new output per batch: refused from the second run
+    for k in range(2):  # a new binding and a new output per batch: refused from the second run (new binding first)
         binding = clone.io_binding()
         binding.bind_cpu_input(name_in, batches[k])
         binding.bind_output(name_out, "cpu")
         if k == 0:
             clone.run_with_iobinding(binding)
         else:
-            with pytest.raises(RuntimeError, match="new buffer"):
+            with pytest.raises(RuntimeError, match="new binding"):
                 clone.run_with_iobinding(binding)
 
 

@@ -222,9 +222,10 @@ def _bound_copy_outputs(session, batches):
     return np.concatenate(parts)
 
 
-def _bound_update_inplace(session, batches):
+def _bound_update_inplace(session, batches, copy=True):
     ort = _ort()
-    x_value = ort.OrtValue.ortvalue_from_numpy(np.ascontiguousarray(batches[0]))
+    first = np.array(batches[0]) if copy else np.ascontiguousarray(batches[0])
+    x_value = ort.OrtValue.ortvalue_from_numpy(first)  # wraps that memory: update_inplace writes into it
     n_classes = session.get_outputs()[0].shape[-1]
     out = ort.OrtValue.ortvalue_from_shape_and_type((len(batches[0]), n_classes), np.float32)
     binding = session.io_binding()
@@ -347,7 +348,9 @@ CORPUS = {
     ],
     "10.io_binding": [
         Right("bind_output('cpu') once, copy_outputs_to_cpu", answer=_bound_copy_outputs),
-        Right("input OrtValue updated in place, output OrtValue", answer=_bound_update_inplace),
+        Right("input OrtValue (on a copy) updated in place, output OrtValue", answer=_bound_update_inplace),
+        Wrong("input OrtValue wrapping the caller's first batch, overwritten in place",
+              answer=lambda session, batches: _bound_update_inplace(session, batches, copy=False), outputs_wrong=False),
         Wrong("session.run per batch", answer=_plain_run),
         Wrong("new binding and output each batch", answer=_new_binding_each_batch),
         Wrong("out.numpy() kept without a copy", answer=_bound(copy=False)),
