@@ -97,6 +97,9 @@ def _predict(outputs, seed):
         elif arr.shape != (n,):
             hint = " — did the last, shorter batch get lost?" if arr.ndim == 1 and arr.shape[0] < n else ""
             yield TestResult(name, False, f"expected {n} class ids (shape ({n},)), got shape {arr.shape}{hint}")
+        elif not (all(type(v) is int for v in got) if isinstance(got, list) else np.asarray(got).dtype.kind in "iu"):
+            yield TestResult(name, False, f"expected integer class ids, got {describe(got)}: a class id is an index "
+                                          "(argmax gives int64); keep that dtype, also for 0 images")
         elif not np.array_equal(arr, want):
             bad = int(np.flatnonzero(arr != want)[0])
             yield TestResult(name, False, f"image {bad}: expected class {int(want[bad])}, got {arr[bad]:g} "
@@ -285,11 +288,15 @@ def _provider_data(seed: int) -> list[tuple[str, list[str], list[str]]]:
     rng = np.random.default_rng(seed + 4300)
     cases = [(n, list(p), list(a)) for n, p, a in _FIXED_PROVIDER_CASES]
     for i in range(3):
-        avail = [_EPS[j] for j in rng.choice(len(_EPS), size=int(rng.integers(1, 5)), replace=False)]
+        # long lists: the order of `preferred` is what the answer keeps (a set's order matches it by chance
+        # only, about once in 5! = 120 tries per case, whatever the process's hash seed)
+        avail = [_EPS[j] for j in rng.choice(len(_EPS), size=int(rng.integers(5, 8)), replace=False)]
         avail.insert(int(rng.integers(0, len(avail) + 1)), CPU)
-        pref = [_EPS[j] for j in rng.choice(len(_EPS), size=int(rng.integers(2, 6)), replace=True)]
+        pref = [avail[j] for j in rng.permutation(len(avail)) if avail[j] != CPU]
+        pref += [_EPS[j] for j in rng.choice(len(_EPS), size=2)]  # a repeat or one this machine lacks
+        pref = [pref[j] for j in rng.permutation(len(pref))]
         if i == 2:
-            pref.insert(int(rng.integers(1, len(pref))), CPU)
+            pref.insert(int(rng.integers(5, len(pref))), CPU)
         cases.append((f"random case {i + 1}", pref, avail))
     return cases
 

@@ -165,19 +165,49 @@ def _quantize(outputs, seed):
 # ---------------------------------------------------------------- 06.dequantize
 
 
-def _dequantize_cases(seed: int) -> list[tuple]:
+def _dequantize_data(seed: int) -> tuple[list[tuple], list[tuple], list[list[int]]]:
+    """(test inputs as the learner gets them, the same inputs for the reference, the cases of each test). The
+    hand-listed case of each test comes first; generated ones from the seed follow (`differential`): per-channel
+    parameters along axis 0 of a square `q` and along axis 1, of a 3-D weight, a non-contiguous `q`, sizes 0
+    and 1."""
+    from labkit.checks.differential import strided
+
     rng = np.random.default_rng(seed + 602)
     q_i8 = np.concatenate([[-128, 127, 0], rng.integers(-128, 128, 13)]).astype(np.int8)
     q_u8 = np.concatenate([[0, 255, 128], rng.integers(0, 256, 13)]).astype(np.uint8).reshape(4, 4)
     q_ch = rng.integers(-128, 128, size=(3, 5)).astype(np.int8)
     s_ch = rng.uniform(0.001, 0.1, size=(3, 1)).astype(np.float32)
     z_ch = np.array([[0], [5], [-7]], dtype=np.int8)
-    return [
+    cases = [
         (q_i8, np.float32(0.05), 10),
         (q_u8, np.float32(rng.uniform(0.01, 0.05)), 128),
         (q_ch, s_ch, z_ch),
         (np.array([[3, 3], [3, 3]], dtype=np.int32), np.float32(0.125), 3),
     ]
+    seen = list(cases)
+    groups = [[0], [1], [2], [3]]
+
+    def add(test: int, given: tuple, ref: tuple | None = None) -> None:
+        groups[test].append(len(cases))
+        cases.append(given)
+        seen.append(ref or given)
+
+    c = int(rng.integers(3, 7))  # per channel on a square q: broadcasting along the wrong axis runs, and is wrong
+    add(2, (rng.integers(-128, 128, size=(c, c)).astype(np.int8), rng.uniform(0.001, 0.1, (c, 1)).astype(np.float32),
+            rng.integers(-20, 20, (c, 1)).astype(np.int8)))
+    add(2, (rng.integers(0, 256, size=(c + 2, c)).astype(np.uint8), rng.uniform(0.001, 0.1, (1, c)).astype(np.float32),
+            rng.integers(100, 156, (1, c)).astype(np.uint8)))
+    add(2, (rng.integers(-128, 128, size=(c, 2, 3)).astype(np.int8),
+            rng.uniform(0.001, 0.1, (c, 1, 1)).astype(np.float32), np.zeros((c, 1, 1), np.int8)))
+    view, same = strided(rng.integers(-128, 128, size=(9, 4)).astype(np.int8), axis=0, step=2)
+    add(0, (view, np.float32(0.02), -3), (same, np.float32(0.02), -3))
+    add(0, (np.zeros(0, np.int8), np.float32(0.1), 1))
+    add(1, (np.array([255], np.uint8), np.float32(rng.uniform(0.01, 0.05)), 128))
+    return cases, seen, groups
+
+
+def _dequantize_cases(seed: int) -> list[tuple]:
+    return _dequantize_data(seed)[0]
 
 
 _DEQUANTIZE_NAMES = ["int8 with zero point 10 (includes -128)", "uint8 with zero point 128",
@@ -191,15 +221,26 @@ _DEQUANTIZE_NAMES = ["int8 with zero point 10 (includes -128)", "uint8 with zero
           ],
           cases=_dequantize_cases, tests=(*_DEQUANTIZE_NAMES, "returns float32"), skill=_DEQUANTIZE_NAMES)
 def _dequantize(outputs, seed):
-    for name, args, got in zip(_DEQUANTIZE_NAMES, _dequantize_cases(seed), outputs):
-        t = expect_close(name, got, dequantize_ref(*args), rtol=1e-6, atol=1e-7)
-        if not t.passed and isinstance(got, np.ndarray) and got.shape == np.shape(args[0]):
-            q, s, z = args
+    from labkit.checks.differential import compare, grouped
+
+    _, seen, groups = _dequantize_data(seed)
+    outputs = outputs if isinstance(outputs, list) and len(outputs) == len(seen) else [None] * len(seen)
+
+    def one(name: str, i: int, got) -> TestResult:
+        # float32 products of exact int32 differences: 1e-6 relative covers their rounding (the reference is float64)
+        t = compare(name, got, dequantize_ref(*seen[i]), rtol=1e-6, atol=1e-7)
+        q, s, z = seen[i]
+        if not t.passed and isinstance(got, np.ndarray) and got.shape == np.shape(q):
             wrapped = ((q - np.asarray(z).astype(q.dtype)).astype(np.float64)) * np.asarray(s, np.float64)
             if np.allclose(got, wrapped, rtol=1e-6, atol=1e-7):
                 t.message += (f" — q - zero_point was computed in {q.dtype}, where it wraps around; "
                               "convert q to int32 or float32 first")
-        yield t
+            elif np.ndim(s) > 0:
+                t.message += (f" — scale has shape {np.shape(s)} and q {np.shape(q)}: each scale belongs to the "
+                              "slice of q along the axis where its length is not 1; broadcast it as it comes")
+        return t
+
+    yield from grouped(_DEQUANTIZE_NAMES, groups, outputs, one)
     yield _dtype_test("returns float32", outputs, "float32")
 
 

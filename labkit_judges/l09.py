@@ -7,11 +7,14 @@ Conventions (the notebook's prompts state the same, the judges below enforce the
   whose ``forward(ids)`` returns logits, and returns its ONNX export (a ModelProto, bytes or a path) with one
   int64 input (batch, sequence) and the logits as first output. The judge runs it with ONNX Runtime at batch
   sizes and lengths the learner never saw and compares with a numpy forward pass of the same weights.
-* ``generate(session, prompt_ids, n_new)`` gets the course decoder (``labkit.material.l09.cache_decoder``) and
-  returns the ``n_new`` greedily chosen next tokens as ints. The session refuses a second run with an empty past,
-  so an answer that does not use the cache raises. Expected tokens come from a numpy forward pass of the shipped
-  weights; where the two best logits are closer than ``TIE`` the rest of the sequence is not compared (float sums
-  in another order could pick either).
+* ``generate(session, prompt_ids, n_new)`` gets the course decoder with its cache clipped
+  (``labkit.material.l09.cache_decoder``) and returns the ``n_new`` greedily chosen next tokens as ints. Using the
+  cache is judged by what it produces, not by a method an answer could call around: the session stores its present
+  keys and values clipped to ``CACHE_CLIP``, so the prompt once and then each new token with the past gives other
+  tokens than the whole sequence rerun (by this session, another one, or PyTorch), and only the former are right.
+  An answer whose tokens are the rerun's did not do the exercise (``DidNotDo``). Expected tokens come from a
+  numpy forward pass of the shipped weights with the same clipped cache; where the two best logits are closer
+  than ``TIE`` the rest of the sequence is not compared (float sums in another order could pick either).
 * ``perplexity(logits, targets)`` returns ``exp(mean(-log softmax(logits)[i, targets[i]]))`` as a float.
 """
 from __future__ import annotations
@@ -20,7 +23,8 @@ import functools
 
 import numpy as np
 
-from labkit.checks import Question, TestResult, error_line, exercise, load_onnx, ort_session, quiz
+from labkit.checks import DidNotDo, Question, TestResult, error_line, exercise, load_onnx, ort_session, quiz
+from labkit.material.l09 import CACHE_CLIP
 from labkit.plain import Make, Raised
 from labkit.transformer import CONTEXT, course_weights, encode, heldout_text, random_state
 
@@ -41,18 +45,31 @@ def _gelu(x):
 
 def forward(state: dict[str, np.ndarray], ids: np.ndarray, n_head: int) -> np.ndarray:
     """Logits (batch, seq, vocab) of a TinyGPT given by its state dict, in float64 numpy."""
+    return forward_cached(state, ids, n_head)[0]
+
+
+def forward_cached(state: dict[str, np.ndarray], ids: np.ndarray, n_head: int, past_keys=None, past_values=None,
+                   clip: float | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Logits (batch, seq, vocab) and present keys and values (n_layer, batch, head, past + seq, head_dim) of a
+    TinyGPT run on `ids` after a past, in float64 numpy: the course decoder's graph. With `clip`, the present
+    keys and values come out clipped to [-clip, clip], as the check's decoder stores its cache."""
     st = {k: np.asarray(v, np.float64) for k, v in state.items()}
     ids = np.asarray(ids, np.int64)
     b, t = ids.shape
-    x = st["tok.weight"][ids] + st["pos.weight"][np.arange(t)]
+    past = 0 if past_keys is None else past_keys.shape[3]
+    x = st["tok.weight"][ids] + st["pos.weight"][np.arange(t) + past]
     d = x.shape[-1]
     hd = d // n_head
-    future = np.arange(t)[None, :] > np.arange(t)[:, None]
+    future = np.arange(past + t)[None, :] > (np.arange(t)[:, None] + past)
+    keys, values = [], []
     i = 0
     while f"blocks.{i}.qkv.weight" in st:
         p = f"blocks.{i}."
         h = _layer_norm(x, st[p + "ln1.weight"], st[p + "ln1.bias"]) @ st[p + "qkv.weight"].T + st[p + "qkv.bias"]
         q, k, v = (h[..., j * d:(j + 1) * d].reshape(b, t, n_head, hd).transpose(0, 2, 1, 3) for j in range(3))
+        if past:
+            k = np.concatenate([past_keys[i], k], axis=2)
+            v = np.concatenate([past_values[i], v], axis=2)
         att = q @ k.transpose(0, 1, 3, 2) / np.sqrt(hd)
         att = np.where(future, -np.inf, att)
         att = np.exp(att - att.max(-1, keepdims=True))
@@ -61,8 +78,13 @@ def forward(state: dict[str, np.ndarray], ids: np.ndarray, n_head: int) -> np.nd
         x = x + y @ st[p + "proj.weight"].T + st[p + "proj.bias"]
         h = _layer_norm(x, st[p + "ln2.weight"], st[p + "ln2.bias"]) @ st[p + "fc1.weight"].T + st[p + "fc1.bias"]
         x = x + _gelu(h) @ st[p + "fc2.weight"].T + st[p + "fc2.bias"]
+        keys.append(k)
+        values.append(v)
         i += 1
-    return _layer_norm(x, st["ln_f.weight"], st["ln_f.bias"]) @ st["head.weight"].T
+    keys, values = np.stack(keys), np.stack(values)
+    if clip is not None:
+        keys, values = np.clip(keys, -clip, clip), np.clip(values, -clip, clip)
+    return _layer_norm(x, st["ln_f.weight"], st["ln_f.bias"]) @ st["head.weight"].T, keys, values
 
 
 def _describe(got) -> str:
@@ -165,6 +187,9 @@ TIE = 1e-3
 GENERATE_FORMAT = "returns n_new token ids as ints"
 GENERATE_RUNS = ("a short prompt", "a long prompt", "a single new token", "many new tokens")
 GENERATE_TESTS = (GENERATE_FORMAT, *GENERATE_RUNS)
+NO_CACHE = (" — these are the tokens of the whole sequence run again at every step: the check's decoder stores "
+            "its cache clipped, so only the prompt once, then each new token with the previous present as past, "
+            "gives its tokens")
 
 
 def _generate_specs(seed: int) -> list[tuple[np.ndarray, int]]:
@@ -190,24 +215,55 @@ def _generate_cases(seed: int) -> list[tuple]:
     return [(Make("labkit.material.l09:cache_decoder", ()), prompt, n_new) for prompt, n_new in _generate_specs(seed)]
 
 
-@functools.lru_cache(maxsize=64)
-def _greedy_cached(prompt: tuple, n_new: int) -> tuple[list[int], list[float]]:
-    return greedy_reference(np.array(prompt, np.int64), n_new)
+#: how a generation feeds the decoder: the prompt in one run then one token per run (the skill), the prompt
+#: one token at a time through the cache as well (also the skill), or the whole sequence rerun at every step
+FEEDS = ("cache", "prompt token by token", "rerun")
 
 
-def greedy_reference(prompt: np.ndarray, n_new: int) -> tuple[list[int], list[float]]:
-    """The greedy continuation of `prompt` by the course model (numpy, no cache) and each step's margin
-    between the two best logits."""
+@functools.lru_cache(maxsize=96)
+def _greedy_cached(prompt: tuple, n_new: int, feed: str = "cache") -> tuple[list[int], list[float]]:
+    return greedy_reference(np.array(prompt, np.int64), n_new, feed)
+
+
+def greedy_reference(prompt: np.ndarray, n_new: int, feed: str = "cache") -> tuple[list[int], list[float]]:
+    """The greedy continuation of `prompt` by the check's decoder (numpy) and each step's margin between the
+    two best logits, for one of `FEEDS`. Through the cache the past is clipped as the check's decoder stores it
+    (`CACHE_CLIP`); a rerun never reads a past, so it gives what PyTorch or a session run without the cache
+    gives."""
     state = course_weights()
+    clip = None if feed == "rerun" else CACHE_CLIP
+    chunks = [prompt[i:i + 1] for i in range(len(prompt))] if feed == "prompt token by token" else [prompt]
+    keys = values = None
+    for chunk in chunks:
+        logits, keys, values = forward_cached(state, np.asarray(chunk, np.int64)[None], 4, keys, values, clip=clip)
     seq = [int(t) for t in prompt]
     out, margins = [], []
     for _ in range(n_new):
-        last = forward(state, np.array([seq[-CONTEXT:]]), 4)[0, -1]
+        last = logits[0, -1]
         top = np.sort(last)[-2:]
         out.append(int(np.argmax(last)))
         margins.append(float(top[1] - top[0]))
         seq.append(out[-1])
+        if len(out) == n_new:
+            break
+        if feed == "rerun":
+            logits = forward(state, np.array([seq[-CONTEXT:]]), 4)
+        else:
+            logits, keys, values = forward_cached(state, np.array([[out[-1]]]), 4, keys, values, clip=CACHE_CLIP)
     return out, margins
+
+
+def _agreement(ids: list[int], want: list[int], margins: list[float]) -> int:
+    """How many leading tokens of `ids` are right; all of them when the first difference is at a near tie."""
+    agree = 0
+    for g, w, m in zip(ids, want, margins):
+        if g == w:
+            agree += 1
+            continue
+        if m < TIE:  # a near tie: either token is right, and what follows depends on the pick
+            agree = len(want)
+        break
+    return agree
 
 
 def _as_ids(got) -> list[int] | None:
@@ -242,6 +298,7 @@ def _generate(outputs, seed):
         if bad:
             break
     yield TestResult(GENERATE_FORMAT, bad is None, bad or "every case returned exactly n_new ints")
+    skipped = False
     for name, got, (prompt, n_new) in zip(GENERATE_RUNS, outputs, specs):
         where = f"prompt {decode(prompt)!r}, n_new = {n_new}"
         if isinstance(got, Raised):
@@ -251,21 +308,21 @@ def _generate(outputs, seed):
         if ids is None:
             yield TestResult(name, False, f"{where}: expected a list of ints, got {_describe(got)}")
             continue
-        want, margins = _greedy_cached(tuple(int(t) for t in prompt), n_new)
-        agree = 0
-        for g, w, m in zip(ids, want, margins):
-            if g == w:
-                agree += 1
-                continue
-            if m < TIE:  # a near tie: either token is right, and what follows depends on the pick
-                agree = len(want)
-            break
-        if agree >= len(want) and len(ids) == len(want):
+        key = tuple(int(t) for t in prompt)
+        want, margins = _greedy_cached(key, n_new)
+        agree = _agreement(ids, want, margins)
+        if len(ids) == len(want) and (agree >= len(want) or _agreement(
+                ids, *_greedy_cached(key, n_new, FEEDS[1])) >= len(want)):
             yield TestResult(name, True, f"{where}: the {n_new} greedy tokens {decode(want)!r}")
-        else:
-            yield TestResult(name, False, f"{where}: expected the greedy continuation {decode(want)!r}, got "
-                                          f"{decode([i for i in ids if 0 <= i < 96])!r} (first difference at "
-                                          f"token {agree})")
+            continue
+        rerun, rerun_margins = _greedy_cached(key, n_new, "rerun")
+        no_cache = len(ids) == n_new and _agreement(ids, rerun, rerun_margins) >= n_new
+        skipped = skipped or no_cache
+        yield TestResult(name, False, f"{where}: expected the greedy continuation {decode(want)!r}, got "
+                                      f"{decode([i for i in ids if 0 <= i < 96])!r} (first difference at "
+                                      f"token {agree})" + (NO_CACHE if no_cache else ""))
+    if skipped:
+        yield DidNotDo("its tokens are those of the whole sequence run again at every step, not of the cache")
 
 
 # ---------------------------------------------------------------- 09.perplexity

@@ -116,13 +116,17 @@ def test_function_exercise_verdicts(toy):
     assert "not a number" in evaluate(toy, lambda x: object()).message
 
 
-def test_learner_cannot_mutate_test_inputs(toy):
+def test_an_answer_that_changes_its_arguments_fails_and_cannot_corrupt_the_inputs(toy):
+    """A caller notices a function that edits what it was given (differential judging, COURSE.md): the call
+    comes back as raised, naming the argument; the judge's own inputs stay intact for the next answer."""
     def sneaky(x):
         y = 2 * x
-        x[:] = 0  # would corrupt the inputs the judge compares against if they were shared
+        x[:] = 0  # changes the caller's array (and would corrupt the judge's inputs if they were shared)
         return y
 
-    assert evaluate(toy, sneaky).status == "passed"
+    r = evaluate(toy, sneaky)
+    assert r.status == "failed" and "changed what it was given in place (argument 1, the array)" in r.message, r
+    assert evaluate(toy, lambda x: 2 * x).status == "passed"
 
 
 def test_check_never_raises_and_unknown_ids(toy):

@@ -6,7 +6,9 @@ import collections
 
 import pytest
 
-from labkit.checks import evaluate, lesson_exercises, quiz_answers
+from labkit import plain
+from labkit.checks import evaluate, judge_saved, judge_spec, lesson_exercises, quiz_answers, record_for_grader
+from labkit.checks.collect import INPUTS_ENV
 from labkit.checks.judging import SKILL_CAP, SKIPPED_CAP
 
 import corpus
@@ -37,13 +39,31 @@ def test_every_hint_is_stepwise(ex):
     assert len(ex.hints) >= 2, f"{ex.id}: hint= should be a list of at least two steps, got {ex.hints}"
 
 
+def graded(ex, answer, seed: int, folder, monkeypatch):
+    """What the grader makes of `answer` at `seed`: the test inputs written to a folder and read back
+    (`plain.save_inputs`, as `grading.batch` does), the answer collected on them and recorded
+    (`record_for_grader`, as a graded kernel does), the verdict from the recorded folder (`judge_saved`)."""
+    if ex.kind == "function":
+        plain.save_inputs(judge_spec(ex.id).cases(seed), folder / "inputs" / ex.id)
+        monkeypatch.setenv(INPUTS_ENV, str(folder / "inputs"))
+    record_for_grader(ex, answer, folder / "answer")
+    return judge_saved(ex, folder / "answer", seed)
+
+
 @pytest.mark.parametrize("ex, entry", ENTRIES, ids=[f"{ex.id}-{e.name}" for ex, e in ENTRIES])
-def test_corpus_entry_scores_by_the_rule(ex, entry, tmp_path):
-    """Every entry at two seeds: the notebook's and a hidden one (the grader's data path)."""
+def test_corpus_entry_scores_by_the_rule(ex, entry, tmp_path, monkeypatch):
+    """Every entry at two seeds: the notebook's (the learner's panel) and a hidden one, there through the panel
+    *and* the grader's data path, which must agree: an answer the panel passes and the grade fails (or the
+    reverse) on the same inputs is a defect of one of them (inputs that change on the way, a type that
+    does not cross)."""
     for seed in (0, HIDDEN_SEED):
         folder = tmp_path / str(seed)
         folder.mkdir()
         r = evaluate(ex, entry.build(folder), seed=seed)
+        if seed == HIDDEN_SEED:
+            g = graded(ex, entry.build(folder), seed, folder, monkeypatch)
+            assert (g.status, g.points) == (r.status, r.points), (
+                f"{ex.id} / {entry.name} at seed {seed}: the panel gives {r!r}, the grader's data path {g!r}")
         detail = f"{ex.id} / {entry.name} at seed {seed}: {r!r}"
         if isinstance(entry, corpus.Right):
             assert r.status == "passed" and r.points == r.max_points, detail

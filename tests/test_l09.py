@@ -188,6 +188,31 @@ def test_decoder_session_is_a_real_session_that_keeps_its_rule():
     fresh.run(None, {"ids": ids, "past_keys": empty, "past_values": empty})
 
 
+def test_the_check_decoder_clips_its_cache_so_a_rerun_gives_other_tokens():
+    """09.generate's session stores its present keys and values clipped: the numpy reference through the cache
+    agrees with the session token for token, and a rerun of the whole sequence (what PyTorch or any session
+    without the cache gives) differs from it on every generated case with more than one new token."""
+    from labkit.material.l09 import CACHE_CLIP, cache_decoder
+    from labkit_judges.l09 import _agreement, _generate_specs, greedy_reference
+
+    s = cache_decoder()
+    prompt, n_new = _generate_specs(0)[0]
+    empty = np.zeros((2, 1, 4, 0, 24), np.float32)
+    logits, k, v = s.run(None, {"ids": prompt[None], "past_keys": empty, "past_values": empty})
+    assert np.abs(k).max() <= CACHE_CLIP and np.abs(v).max() <= CACHE_CLIP
+    got = [int(logits[0, -1].argmax())]
+    for _ in range(n_new - 1):
+        logits, k, v = s.run(None, {"ids": np.array([[got[-1]]]), "past_keys": k, "past_values": v})
+        got.append(int(logits[0, -1].argmax()))
+    want, margins = greedy_reference(prompt, n_new)
+    assert _agreement(got, want, margins) == n_new
+    for seed in (0, 20250):
+        for prompt, n_new in _generate_specs(seed):
+            if n_new > 1:
+                cached, margins = greedy_reference(prompt, n_new)
+                assert _agreement(greedy_reference(prompt, n_new, "rerun")[0], cached, margins) < n_new
+
+
 # ---------------------------------------------------------------- 09.export_dynamic
 
 

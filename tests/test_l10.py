@@ -102,23 +102,44 @@ def test_fitted_model_rejects_an_unknown_kind():
 
 
 def test_bound_session_refuses_run_and_a_new_output_buffer_and_survives_the_copy():
-    model, batches = l10._bind_data(0)[0]
-    session = plain.materialize(plain.Make("labkit.material.l10:bound_session", (model,)))
+    model, batches, shift, _, _ = l10._bind_data(0)[0]
+    session = plain.materialize(plain.Make("labkit.material.l10:bound_session", (model, shift)))
     assert isinstance(session, ort.InferenceSession)
     with pytest.raises(RuntimeError, match="only through IO binding"):
         session.run(None, {session.get_inputs()[0].name: batches[0]})
     clone = copy.deepcopy(session)
     assert clone is not session and clone.runs == 0
     name_in, name_out = session.get_inputs()[0].name, session.get_outputs()[0].name
-    for k in range(2):  # a new binding and a new output per batch: refused from the second run
+    for k in range(2):  # a new binding and a new output per batch: refused from the second run (new binding first)
         binding = clone.io_binding()
         binding.bind_cpu_input(name_in, batches[k])
         binding.bind_output(name_out, "cpu")
         if k == 0:
             clone.run_with_iobinding(binding)
         else:
-            with pytest.raises(RuntimeError, match="new buffer"):
+            with pytest.raises(RuntimeError, match="new binding"):
                 clone.run_with_iobinding(binding)
+
+
+def test_only_the_sessions_own_binding_gives_the_models_outputs():
+    """The bound session's classes come out right through its own run_with_iobinding only: the class's run called
+    past it, its C session, a session of the same bytes give them rotated (10.io_binding's process is judged by
+    what it produces, not by a method an answer can call around)."""
+    model, batches, shift, w, b = l10._bind_data(0)[0]
+    session = plain.materialize(plain.Make("labkit.material.l10:bound_session", (model, shift)))
+    want = l10._softmax_rows(batches[0], w, b)
+    name_in, name_out = session.get_inputs()[0].name, session.get_outputs()[0].name
+    binding = session.io_binding()
+    binding.bind_cpu_input(name_in, batches[0])
+    binding.bind_output(name_out, "cpu")
+    session.run_with_iobinding(binding)
+    np.testing.assert_allclose(binding.copy_outputs_to_cpu()[0], want, rtol=1e-5, atol=1e-6)
+    around = [ort.InferenceSession.run(session, None, {name_in: batches[0]})[0],
+              session._sess.run([name_out], {name_in: batches[0]}, None)[0],
+              ort.InferenceSession(model, providers=[CPU]).run(None, {name_in: batches[0]})[0]]
+    for got in around:
+        assert np.abs(got - want).max() > 1e-2
+        np.testing.assert_allclose(got, np.roll(want, shift, axis=1), rtol=1e-5, atol=1e-6)
 
 
 def test_softmax_model_matches_numpy():

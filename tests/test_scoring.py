@@ -83,6 +83,26 @@ def test_a_spec_without_tests_or_skill_is_refused():
     assert "99.toy_nogate" not in REGISTRY and "99.toy_nogate" not in JUDGES
 
 
+def test_the_learners_check_also_judges_an_artifact_at_a_seed_it_has_never_seen():
+    """An artifact judged on inputs drawn from the seed (a model run at batch sizes the seed picks...) is judged
+    at a fresh seed in the panel too, as the grader judges it at its hidden one: a value right only for the
+    notebook's seed fails both (the panel used to try seed 0 only, and passed it)."""
+    from labkit.checks import check
+
+    @exercise("99.toy_artifact", title="toy", points=2, kind="value", hint=[], tests=("right for the seed",),
+              skill=("right for the seed",))
+    def _verdict(answer, seed):
+        yield TestResult("right for the seed", answer == seed or answer == "any", f"got {answer!r}")
+
+    try:
+        r = check("99.toy_artifact", 0)  # right at the notebook's seed 0 only
+        assert r.status == "failed" and r.message.startswith("On new test inputs (seed "), r
+        assert check("99.toy_artifact", "any").status == "passed"
+    finally:
+        REGISTRY.pop("99.toy_artifact", None)
+        JUDGES.pop("99.toy_artifact", None)
+
+
 def test_the_learners_check_also_runs_a_function_on_inputs_it_has_never_seen():
     """An answer that replays the outputs it saw at the notebook's seed passes `evaluate(seed=0)` but not the
     check a learner runs (`check()` adds a fresh seed), so the panel and the grade agree."""

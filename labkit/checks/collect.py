@@ -15,6 +15,8 @@ import threading
 from pathlib import Path
 from typing import Any, Callable
 
+import numpy as np
+
 from .. import plain
 from ..plain import NotPlain, OnnxBlob, Raised
 from .registry import Exercise
@@ -74,6 +76,34 @@ def _onnx_bytes(answer: Any) -> OnnxBlob:
     raise NotPlain(f"{plain.describe(answer)}; expected a path to an .onnx file or an onnx.ModelProto")
 
 
+def _fingerprint(x: Any, depth: int = 0) -> Any:
+    """What a caller would see of an argument: arrays (dtype, shape, bytes), ONNX models (their bytes), and
+    lists, tuples and dicts of them; None for objects that are not data (sessions, modules...)."""
+    if depth > 20:
+        return None
+    if isinstance(x, np.ndarray):
+        return ("array", x.dtype.str, x.shape, x.tobytes())
+    if type(x).__name__ == "ModelProto" and hasattr(x, "SerializeToString"):
+        return ("onnx", x.SerializeToString(deterministic=True))
+    if isinstance(x, (list, tuple)):
+        return (type(x).__name__, tuple(_fingerprint(v, depth + 1) for v in x))
+    if isinstance(x, dict):
+        return ("dict", tuple((repr(k), _fingerprint(v, depth + 1)) for k, v in x.items()))
+    if x is None or isinstance(x, (bool, int, float, str, bytes)):
+        return ("value", x)
+    return None
+
+
+def changed_argument(before: list, args: tuple) -> str | None:
+    """Which argument a call changed in place ("argument 1, the ONNX model"), or None: the caller's data
+    must come back as it went in (a function that edits the model it was given breaks its caller's copy)."""
+    for i, (fp, arg) in enumerate(zip(before, args)):
+        if fp is not None and _fingerprint(arg) != fp:
+            what = "the ONNX model" if fp[0] == "onnx" else "the array" if fp[0] == "array" else plain.describe(arg)
+            return f"argument {i + 1}, {what}"
+    return None
+
+
 def collect(ex: Exercise, answer: Any, inputs: Callable[[], list[tuple]] | None = None) -> Any:
     """Reduce `answer` to plain data for `ex`. Raises NotAttempted or NotPlain.
 
@@ -89,9 +119,14 @@ def collect(ex: Exercise, answer: Any, inputs: Callable[[], list[tuple]] | None 
         for args in inputs():
             try:
                 call_args = plain.materialize(tuple(args))
+                before = [_fingerprint(a) for a in call_args]
                 with _time_limit(FUNCTION_TIME_LIMIT):
                     out = answer(*call_args)
                 out = plain.to_plain(out)
+                changed = changed_argument(before, call_args)
+                if changed:
+                    out = Raised(f"changed what it was given in place ({changed}): the caller's copy must stay as "
+                                 "it was — work on a copy (copy.deepcopy, or ModelProto.CopyFrom) and return that")
             except NotImplementedError:
                 raise NotAttempted() from None
             except _TimeLimit:

@@ -327,11 +327,12 @@ def fresh_seed() -> int:
 
 def evaluate_unseen(ex: Exercise, answer: Any, seed: int | None = None) -> Result:
     """What a check does in the learner's notebook: judge on the notebook's inputs (`INTERACTIVE_SEED`, so
-    a right answer always shows the same messages), and a function answer again on inputs it has never
-    seen (`seed`, fresh by default). The worse of the two is shown: an answer that replays the values it
-    saw fails here as it fails in the grader."""
+    a right answer always shows the same messages), and again on inputs it has never seen (`seed`, fresh by
+    default). The worse of the two is shown: an answer that replays the values it
+    saw fails here as it fails in the grader. An artifact (a model, a value) is judged again too: its judge
+    may test it on inputs drawn from the seed, as the grader's does with its own."""
     first = evaluate(ex, answer, INTERACTIVE_SEED)
-    if ex.kind != "function" or first.status not in ("passed", "failed"):
+    if ex.kind == "quiz" or first.status not in ("passed", "failed"):
         return first
     seed = fresh_seed() if seed is None else seed
     second = evaluate(ex, answer, seed)

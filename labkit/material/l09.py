@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["random_gpt", "decoder_bytes", "cache_decoder"]
+__all__ = ["random_gpt", "decoder_bytes", "CACHE_CLIP", "clipped_cache_decoder_bytes", "cache_decoder"]
 
 
 # ---------------------------------------------------------------- harnesses (test material handed to the learner)
@@ -53,9 +53,41 @@ def decoder_bytes() -> bytes:
     return _DECODER_BYTES
 
 
+#: the check's decoder keeps its cache clipped to [-CACHE_CLIP, CACHE_CLIP] (a cache stored in a narrow range)
+CACHE_CLIP = 1.0
+_CLIPPED_BYTES: bytes | None = None
+
+
+def clipped_cache_decoder_bytes() -> bytes:
+    """The course decoder whose present keys and values come out clipped to [-CACHE_CLIP, CACHE_CLIP], as a
+    server that stores its cache in a narrow range. Clipping is idempotent, so a past fed back stays as it is
+    and only the new keys and values are clipped. The logits of a run with an empty past do not change;
+    those of a run that reads a past do: a generation with the cache picks other tokens than one that
+    reruns the whole sequence (or PyTorch's), so only using the cache gives the tokens 09.generate
+    expects."""
+    global _CLIPPED_BYTES
+    if _CLIPPED_BYTES is None:
+        import onnx
+        from onnx import helper, numpy_helper
+
+        model = onnx.load_from_string(decoder_bytes())
+        graph = model.graph
+        graph.initializer.extend([numpy_helper.from_array(np.array(-CACHE_CLIP, np.float32), "cache_clip_lo"),
+                                  numpy_helper.from_array(np.array(CACHE_CLIP, np.float32), "cache_clip_hi")])
+        for name in ("present_keys", "present_values"):
+            exact = name + "_unclipped"
+            for node in graph.node:
+                node.output[:] = [exact if o == name else o for o in node.output]
+                node.input[:] = [exact if i == name else i for i in node.input]
+            graph.node.append(helper.make_node("Clip", [exact, "cache_clip_lo", "cache_clip_hi"], [name]))
+        _CLIPPED_BYTES = model.SerializeToString()
+    return _CLIPPED_BYTES
+
+
 def cache_decoder():
-    """A test input of 09.generate: an ONNX Runtime session of the course decoder that, like a real cached
-    generator, runs the prompt with an empty past once and then only new tokens with a past."""
+    """A test input of 09.generate: an ONNX Runtime session of the course decoder with its cache clipped
+    (`clipped_cache_decoder_bytes`) that, like a real cached generator, runs the prompt with an empty past
+    once and then only new tokens with a past."""
     import onnxruntime as ort
 
     class CacheDecoder(ort.InferenceSession):
@@ -66,7 +98,7 @@ def cache_decoder():
             opts = ort.SessionOptions()
             opts.log_severity_level = 4  # a learner's bad feed comes back as the exception's message, not a log
             opts.intra_op_num_threads = 1
-            super().__init__(decoder_bytes(), opts, providers=["CPUExecutionProvider"])
+            super().__init__(clipped_cache_decoder_bytes(), opts, providers=["CPUExecutionProvider"])
             self.runs = 0
 
         def run(self, output_names, input_feed, run_options=None):

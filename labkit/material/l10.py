@@ -65,22 +65,29 @@ def fitted_model(kind: str, x: np.ndarray, y: np.ndarray):
     return model.fit(np.asarray(x, dtype=np.float32), np.asarray(y))
 
 
-def bound_session(model_bytes: bytes):
+def bound_session(model_bytes: bytes, shift: int = 0):
     """A test input of 10.io_binding: a real InferenceSession that runs only through IO binding and
-    refuses a run whose output landed in a new buffer (the loop allocated a new output)."""
+    refuses a run with another binding than the first, or whose output landed in a new buffer (the loop
+    allocated a new output).
+
+    `model_bytes` holds the classifier with its classes rotated by `shift`; each run through the
+    session's IO binding turns them back in the bound output buffer. So the session's own outputs
+    come only through its binding: run by any other path (the class's run called past this one, the
+    C session, a session of the same bytes), the classes stay rotated."""
     import onnxruntime as ort
 
     class BoundSession(ort.InferenceSession):
         """An InferenceSession whose run() is refused and whose run_with_iobinding() checks that every
         run writes its output to the same buffer as the first."""
 
-        def __init__(self, model_bytes: bytes):
+        def __init__(self, model_bytes: bytes, shift: int):
             opts = ort.SessionOptions()
             opts.log_severity_level = 3
             opts.intra_op_num_threads = 1
             super().__init__(model_bytes, opts, providers=["CPUExecutionProvider"])
-            self._model_bytes = model_bytes
+            self._model_bytes, self._shift = model_bytes, shift
             self._first_ptr: int | None = None
+            self._binding = None  # the one binding every run must use
             self._kept: list = []  # outputs kept alive, so a new allocation cannot reuse their address
             self.runs = 0
 
@@ -92,6 +99,10 @@ def bound_session(model_bytes: bytes):
             raise RuntimeError("this test session runs only through IO binding (run_with_iobinding)")
 
         def run_with_iobinding(self, iobinding, run_options=None):
+            if self._binding is not None and iobinding is not self._binding:
+                raise RuntimeError(f"run {self.runs + 1}: a new binding — create one binding before the loop and "
+                                   "reuse it for every batch")
+            self._binding = iobinding
             super().run_with_iobinding(iobinding, run_options)
             self.runs += 1
             outs = iobinding.get_outputs()
@@ -105,8 +116,11 @@ def bound_session(model_bytes: bytes):
             elif ptr != self._first_ptr:
                 raise RuntimeError(f"run {self.runs}: the output was written to a new buffer, not the one of the "
                                    "first run — bind one output once, before the loop, and reuse the binding")
+            if self._shift:
+                buffer = outs[0].numpy()  # a view of the bound buffer
+                buffer[...] = np.roll(buffer, -self._shift, axis=-1)
 
         def __deepcopy__(self, memo):  # the check copies its inputs before each call
-            return type(self)(self._model_bytes)
+            return type(self)(self._model_bytes, self._shift)
 
-    return BoundSession(model_bytes)
+    return BoundSession(model_bytes, int(shift))

@@ -162,6 +162,8 @@ CORPUS = {
         Wrong("crashes on 0 images", answer=_no_empty_case),
         Wrong("first batch repeated", answer=_only_first_batch),
         Wrong("majority vote per batch", answer=_batches_of_one_class),
+        Wrong("class ids as float32", answer=lambda session, images, batch_size: _predict_split(
+            session, images, batch_size).astype(np.float32)),
     ],
     "04.top_operator": [
         Right("Counter.most_common", answer=_top_counter),
@@ -186,5 +188,8 @@ CORPUS = {
         Wrong("preferred returned as is", answer=lambda a, p: list(p)),
         Wrong("available returned as is", answer=lambda a, p: list(a), skipped_skill=True),
         Wrong("CPU first", answer=lambda a, p: [CPU] + list(dict.fromkeys(x for x in (p[:p.index(CPU)] if CPU in p else p) if x in a))),
+        Wrong("set intersection: the preference order lost",
+              answer=lambda available, preferred: [p for p in set(preferred) & set(available)
+                                                   if p != "CPUExecutionProvider"] + ["CPUExecutionProvider"]),
     ],
 }

@@ -239,6 +239,13 @@ def _onnxscript_optimized(model):
 def _ort_basic(model):
     return _ort_shortcut(model)
 
+def _fold_in_place(model):
+    """Right folding, but into the model it was given: the caller's model is changed too."""
+    folded = _fold_model(model)
+    model.CopyFrom(folded)
+    return model
+
+
 CORPUS = {
     "05.fold_bn": [
         Right("einsum, b=0 by default", answer=_fold_einsum),
@@ -266,6 +273,7 @@ CORPUS = {
         Wrong("bias not added to a Conv without one", answer=lambda m: _fold_model(m, keep_bias=True)),
         Wrong("output names not taken over", answer=lambda m: _fold_model(m, rename=False)),
         Wrong("only the first pair", answer=lambda m: _fold_model(m, only_first=True)),
+        Wrong("folds the caller's model in place (and returns it)", answer=_fold_in_place),
         Wrong("names of the practice model hard-coded",
               answer=lambda m: _fold_model(m, names={"conv1", "conv2", "conv3"})),
         Wrong("returns the model unchanged", answer=lambda m: m, skipped_skill=True),

@@ -184,6 +184,10 @@ CORPUS = {
         Wrong("zero point forgotten", answer=lambda q, s, z: (q.astype(np.float32) * s).astype(np.float32)),
         Wrong("float64 result", answer=lambda q, s, z: (q.astype(np.float64) - z) * np.float64(1) * s, outputs_wrong=False),
         Wrong("scale first: s*q - z", answer=lambda q, s, z: (s * q.astype(np.float32) - z).astype(np.float32)),
+        Wrong("per-channel scale flattened: broadcast along the last axis",
+              answer=lambda q, s, z: ((q.astype(np.int32) - np.ravel(z).astype(np.int32)) * np.ravel(s)).astype(np.float32)
+              if np.ndim(q) == 2 and np.shape(q)[0] == np.shape(q)[1] else
+              ((q.astype(np.int32) - np.asarray(z, np.int32)) * np.asarray(s, np.float32)).astype(np.float32)),
     ],
     "06.choose_qparams": [
         Right("ONNX Runtime's compute_scale_zp", answer=_qp_ort),

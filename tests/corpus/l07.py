@@ -128,6 +128,12 @@ def _fix_drop_output_shape(model):
     return model
 
 
+def _fix_in_place(model):
+    """Right fix, but made in the model it was given: the caller's model is changed too."""
+    model.CopyFrom(_fix_reference_like(model))
+    return model
+
+
 CORPUS = {
     "07.block_counts": [
         Right("python loops", answer=_blocks_loops),
@@ -161,6 +167,7 @@ CORPUS = {
         Wrong("output shapes left dynamic", answer=_fix(param=None, outputs=False)),
         Wrong("every dimension set to 1", answer=_fix(all_dims=True)),
         Wrong("returns the model unchanged", answer=lambda m: m, skipped_skill=True),
+        Wrong("fixes the caller's model in place (and returns it)", answer=_fix_in_place),
         Wrong("output shape removed instead of fixed", answer=_fix_drop_output_shape),
         Wrong("only dim_param handled (crashes on an unnamed dimension)", answer=_fix(param=None)),
     ],

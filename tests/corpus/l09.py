@@ -138,6 +138,36 @@ def _gen_while(session, prompt_ids, n_new):
     return new
 
 
+def _rerun_past_the_check(how):
+    """Skips the skill around the check's session: the whole sequence rerun every step, by the class's run
+    called past the session's own, by the C session under it, by a session of the lesson's decoder built
+    from its bytes, or by PyTorch's model."""
+    def generate(session, prompt_ids, n_new):
+        import onnxruntime as ort
+
+        from labkit.material.l09 import decoder_bytes
+        from labkit.transformer import trained_gpt
+
+        seq = [int(t) for t in prompt_ids]
+        empty = _empty_past(session)
+        own = ort.InferenceSession(decoder_bytes()) if how == "own session" else None
+        model = trained_gpt() if how == "torch" else None
+        for _ in range(n_new):
+            feed = {"ids": np.array([seq], np.int64), "past_keys": empty, "past_values": empty}
+            if how == "class run":
+                logits = ort.InferenceSession.run(session, None, feed)[0]
+            elif how == "C session":
+                logits = session._sess.run(["logits"], feed, None)[0]
+            elif how == "own session":
+                logits = own.run(None, feed)[0]
+            else:
+                with torch.no_grad():
+                    logits = model(torch.tensor([seq]))[0].numpy()
+            seq.append(int(logits[0, -1].argmax()))
+        return seq[-n_new:]
+    return generate
+
+
 # ---------------------------------------------------------------- 09.perplexity
 
 
@@ -208,7 +238,8 @@ CORPUS = {
     "09.generate": [
         Right("prefill one token at a time through the cache", answer=_gen_token_by_token),
         Right("a while loop over a feed dict", answer=_gen_while),
-        Wrong("did not use the cache: reruns the whole sequence every step", answer=_gen(no_cache=True)),
+        Wrong("did not use the cache: reruns the whole sequence every step", answer=_gen(no_cache=True),
+              skipped_skill=True),
         Wrong("fixed length: always 20 tokens", answer=_gen(fixed=20)),
         Wrong("keeps the prompt's past instead of the latest present", answer=_gen(stale_past=True)),
         Wrong("feeds the whole sequence again on top of the past", answer=_gen(refeed=True)),
@@ -216,6 +247,14 @@ CORPUS = {
         Wrong("returns the prompt with the new tokens", answer=_gen(with_prompt=True)),
         Wrong("one token short", answer=_gen(short=True)),
         Wrong("samples instead of taking the argmax", answer=_gen(sample=True)),
+        Wrong("rerun, by InferenceSession.run called past the check's run", answer=_rerun_past_the_check("class run"),
+              skipped_skill=True),
+        Wrong("rerun, by the C session under it (session._sess)", answer=_rerun_past_the_check("C session"),
+              skipped_skill=True),
+        Wrong("rerun, by a session of its own of the lesson's decoder", answer=_rerun_past_the_check("own session"),
+              skipped_skill=True),
+        Wrong("PyTorch's model generates (no session, no cache)", answer=_rerun_past_the_check("torch"),
+              skipped_skill=True),
     ],
     "09.perplexity": [
         Right("scipy's log_softmax with take_along_axis", answer=_ppl_scipy),

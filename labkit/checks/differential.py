@@ -1,0 +1,89 @@
+"""Differential judging (judge side): the learner's function and the reference run on inputs generated from
+the seed, and the judge compares everything a caller would notice.
+
+* `arrays(rng, ...)`: test arrays that cover an input space — sizes 0 and 1, near-zero and huge values, and
+  (as `strided`) views that are not contiguous in memory.
+* `compare(name, got, want, ...)`: dtype, shape, then every value in its place within a tolerance.
+* `grouped(names, groups, outputs, judge_one)`: a fixed test made of several generated cases (the test
+  passes when each of its cases does), so generated cases add to a judge's hand-listed ones.
+
+That a function leaves its arguments as they were is checked where it runs (`collect.changed_argument`):
+an answer that changes them comes back as `Raised`, so every judge sees it.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable, Sequence
+
+import numpy as np
+
+from .. import plain
+from ..plain import Make, Raised
+from .result import TestResult
+
+
+def strided(base: np.ndarray, axis: int = 0, step: int = 2) -> tuple[Make, np.ndarray]:
+    """A test input that reaches the learner as a non-contiguous view of `base` (built learner side, since a
+    saved or copied array is contiguous), and the same view here, for the reference."""
+    from ..material.views import strided as view
+
+    return Make("labkit.material.views:strided", (base, axis, step)), view(base, axis, step)
+
+
+def arrays(rng: np.random.Generator, shape: Sequence[int], dtype: Any, *, low: float = -1.0,
+           high: float = 1.0) -> list[np.ndarray]:
+    """Arrays of `dtype` like `shape`: one of that shape, one with a single element, one with none, and (floats)
+    one of near-zero and one of huge values, all drawn from `rng` (the seed)."""
+    dtype = np.dtype(dtype)
+    shape = tuple(int(s) for s in shape)
+
+    def draw(shp, lo, hi):
+        if dtype.kind in "iu":
+            info = np.iinfo(dtype)
+            return rng.integers(max(info.min, int(lo)), min(info.max, int(hi)) + 1, size=shp).astype(dtype)
+        return rng.uniform(lo, hi, size=shp).astype(dtype)
+
+    out = [draw(shape, low, high), draw((1,) * len(shape), low, high), draw((0,) + shape[1:], low, high)]
+    if dtype.kind == "f":
+        out += [draw(shape, -1e-30, 1e-30), draw(shape, -1e30, 1e30)]
+    return out
+
+
+def compare(name: str, got: Any, want: np.ndarray, *, rtol: float, atol: float,
+            dtype: Any | None = None) -> TestResult:
+    """`got` against the reference `want`: the dtype (when given), the shape, then each value in its place within
+    `atol + rtol * |want|` (the tolerance each judge justifies where it calls this)."""
+    if isinstance(got, Raised):
+        return TestResult(name, False, f"your function {got.message}")
+    want = np.asarray(want)
+    if not isinstance(got, np.ndarray):
+        return TestResult(name, False, f"expected an array of shape {want.shape}, got {plain.describe(got)}")
+    if dtype is not None and got.dtype != np.dtype(dtype):
+        return TestResult(name, False, f"expected dtype {np.dtype(dtype)}, got {got.dtype}")
+    if got.shape != want.shape:
+        return TestResult(name, False, f"expected shape {want.shape}, got shape {got.shape}")
+    if want.size == 0:
+        return TestResult(name, True, f"an empty array of shape {want.shape}, as expected")
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    diff = np.abs(g - w)
+    bad = ~((diff <= atol + rtol * np.abs(w)) | (g == w) | (np.isnan(g) & np.isnan(w)))
+    if not bad.any():
+        return TestResult(name, True, f"matches (max abs difference {float(np.nanmax(diff)):.2g})")
+    idx = tuple(int(i) for i in np.argwhere(bad)[0])
+    return TestResult(name, False, f"at index {idx} expected {w[idx]:.6g}, got {g[idx]:.6g} "
+                                   f"({int(bad.sum())} of {w.size} values off)")
+
+
+def grouped(names: Sequence[str], groups: Sequence[Sequence[int]], outputs: list,
+            judge_one: Callable[[str, int, Any], TestResult]) -> Iterable[TestResult]:
+    """One TestResult per name in `names`: test k passes when `judge_one(name, i, outputs[i])` passes for every
+    case i of `groups[k]`; else the first failing case's message, with which case it was."""
+    for name, group in zip(names, groups):
+        results = [judge_one(name, i, outputs[i] if i < len(outputs) else None) for i in group]
+        failed = next((r for r in results if not r.passed), None)
+        if failed is None:
+            yield TestResult(name, True, results[0].message + (f" (and {len(results) - 1} generated cases)"
+                                                               if len(results) > 1 else ""))
+        else:
+            k = results.index(failed)
+            where = "" if len(results) == 1 else f"case {k + 1} of {len(results)}: "
+            yield TestResult(name, False, where + failed.message)
