@@ -97,6 +97,10 @@ def run_on_cluster(opts: Options, machine: object, jobs: list[tuple[Submission, 
     finally:
         if futures:  # interrupted: nothing left running on the cluster for this batch
             client.cancel(list(futures), force=True)
+        try:  # every worker ends its grading process and removes its folder (hidden inputs, data copy)
+            client.run(close_node)
+        except Exception:  # noqa: BLE001 - a worker that is gone has nothing left to end
+            pass
         if bar:
             bar.close()
         client.close()
