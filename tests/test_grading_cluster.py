@@ -11,7 +11,9 @@ notebook) is graded once with the local backend (`--jobs 2`), the reference. The
   that learner only;
 * shards 0/2 and 1/2 merged are the whole run; merge refuses overlapping folders.
 
-Cost: about 60-90 s on 2 busy cores (five small batches; the cluster starts take a few seconds each).
+Cost: nine small batches of lesson 00 (3 notebooks each) and two LocalCluster starts. Measured only on
+a machine whose 2 cores were shared by six sessions (load 14-15): 20 minutes for the file, each batch
+about 10x slower than on an idle machine; on an idle 2-core machine this was not measured.
 """
 from __future__ import annotations
 
