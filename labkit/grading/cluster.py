@@ -74,13 +74,25 @@ def run_on_cluster(opts: Options, machine: object, jobs: list[tuple[Submission, 
     distributed = _dask()
     client, cluster = connect(opts.cluster)
     bar = progress(len(jobs), opts)
-    futures = {}
+    futures: dict = {}
+    waiting = list(reversed(jobs))
+    done = distributed.as_completed()
+
+    def top_up() -> None:
+        """Keep one task per worker thread in flight: a task waits on the client, not in a worker's queue,
+        so a worker that dies takes only the task it was grading with it, and the ETA stays honest."""
+        slots = max(1, sum(client.nthreads().values()))
+        while waiting and len(futures) < slots:
+            s, job = waiting.pop()
+            key = f"labkit-grade-{job.student}-{uuid.uuid4().hex[:8]}"
+            fut = client.submit(grade_on_node, job, key=key, pure=False)
+            futures[fut] = (s, job)
+            done.add(fut)
+
     try:
         client.register_plugin(NodePlugin(), name="labkit-grade")
-        for s, job in jobs:
-            key = f"labkit-grade-{job.student}-{uuid.uuid4().hex[:8]}"
-            futures[client.submit(grade_on_node, job, key=key, pure=False)] = (s, job)
-        for fut in distributed.as_completed(futures):
+        top_up()
+        for fut in done:
             s, job = futures.pop(fut)
             try:
                 outcome = fut.result()
@@ -94,6 +106,7 @@ def run_on_cluster(opts: Options, machine: object, jobs: list[tuple[Submission, 
             writer.put(s, job, outcome)
             if bar:
                 bar.update(1)
+            top_up()
     finally:
         if futures:  # interrupted: nothing left running on the cluster for this batch
             client.cancel(list(futures), force=True)
