@@ -10,7 +10,12 @@ One module per stage, dataclasses between them:
 * `judge`       — the verdict process judges the recorded plain data (confined, with a timeout).
 * `verdicts`    — verdicts + what happened to the cells -> one result per exercise.
 * `cache`       — HMAC-authenticated results cache, secret seed.
-* `batch`       — prepares a batch and grades it in a worker pool; temporary folders always removed.
+* `jobs`        — one `Job` per submission, one bounded `Outcome` back, wherever it is graded.
+* `batch`       — prepares a batch and grades its jobs in a worker pool (`grade_one`); temporary folders
+  always removed.
+* `cluster`     — the same jobs on a Dask cluster (`--cluster`); `shards` — `--shard I/N` and merge.
+* `writer`      — the one writer of every outcome: results.json, feedback.html, the cache.
+* `command`     — `labkit grade`: the options and the backend.
 * `reports`     — grades.csv, per-student results.json and feedback.html, histogram, summary.
 
 Importing this package loads none of them: the sandboxed kernel server (`python -m
@@ -23,7 +28,7 @@ import importlib
 from typing import Any
 
 #: public name -> the stage module that defines it
-_FROM = {"main": "batch", "grade_one": "batch", "copy_answers": "judge", "Lesson": "lesson", "load_lesson": "lesson",
+_FROM = {"main": "command", "grade_one": "batch", "copy_answers": "judge", "Lesson": "lesson", "load_lesson": "lesson",
          "resolve_lesson": "lesson", "GradeError": "options", "Rebuilt": "rebuild", "RunCell": "rebuild",
          "build_run": "rebuild", "COLUMNS": "reports", "feedback_html": "reports", "write_csv": "reports",
          "Submission": "submissions", "assign_students": "submissions", "expand": "submissions",

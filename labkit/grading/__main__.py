@@ -1,6 +1,6 @@
 """`python -m labkit.grading ...` is `labkit grade ...`."""
 import sys
 
-from .batch import main
+from .command import main
 
 sys.exit(main(sys.argv[1:]))

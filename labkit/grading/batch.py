@@ -1,6 +1,8 @@
 """Stage 7: grade a batch — prepare once (inputs, verified data copy, sandbox view), then each
-submission in a pool worker (run, judge, compose), cached, with temporary folders removed however
-grading ends (normal end, error, Ctrl-C, SIGTERM; a SIGKILLed grader's are removed by the next run).
+submission's `jobs.Job` in a pool worker (run, judge, compose -> `jobs.Outcome`), or on a Dask
+cluster (`cluster`), each outcome written by the one `writer.Writer`, cached, with temporary folders
+removed however grading ends (normal end, error, Ctrl-C, SIGTERM; a SIGKILLed grader's are removed
+by the next run).
 """
 from __future__ import annotations
 
@@ -13,8 +15,7 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
-from functools import partial
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
@@ -24,17 +25,18 @@ from ..assign import lesson_version, make_lesson
 from ..cells import cell_source
 from . import judge
 from .forkserver import KernelServer, SandboxSpec, warm_plan
+from .jobs import Job, Outcome, Settings
 from .judge import copy_answers, judge_answers
 from .lesson import ExerciseInfo, Lesson, bundle_hash, load_lesson, resolve_lesson
-from .options import GradeError, Options, Protection, decide_protection, parse
+from .options import GradeError, Options, Protection, decide_protection
 from .rebuild import Rebuilt, build_run
-from .reports import (finish_run, histogram, keep_other_exercises, previous_records, record, write_grades,
-                      write_manifest, write_student)
-from .results import Learner, ResultsError, bound_results, exercises_json, parse_exercises
+from .reports import finish_run, histogram, previous_records, record, write_grades, write_manifest
+from .results import Learner, ResultsError
 from .run import Runner, bound_channels
 from .submissions import Submission, expand, read_submission, resolve, roots_of
 from .unprivileged import course_path
 from .verdicts import compose, unjudged
+from .writer import Writer, learner_record, progress
 from ..text import shorten
 
 if TYPE_CHECKING:
@@ -45,20 +47,33 @@ TMP_PREFIX = "labkit-grade-"
 
 
 @dataclass(frozen=True)
-class Task:
-    """Everything a pool worker needs to grade one submission (picklable, no learner objects)."""
+class Machine:
+    """What one machine prepared for a batch (`prepare_machine`): its paths are local to it."""
 
-    rebuilt: Rebuilt
     exercises: list[ExerciseInfo]
-    lesson: str
-    seed: int
-    extra: str
-    cell_timeout: float
-    notebook_timeout: float
-    judge_timeout: float
     spec: SandboxSpec
     tmp_root: str
     warm: dict                        # what the kernel server pre-imports (forkserver.warm_plan)
+
+
+@dataclass(frozen=True)
+class Task:
+    """A job with what the machine grading it prepared (picklable, no learner objects)."""
+
+    job: Job
+    machine: Machine
+
+    @property
+    def spec(self) -> SandboxSpec:
+        return self.machine.spec
+
+    @property
+    def tmp_root(self) -> str:
+        return self.machine.tmp_root
+
+    @property
+    def warm(self) -> dict:
+        return self.machine.warm
 
 
 # ---------------------------------------------------------------- preparing the batch (grader process)
@@ -141,7 +156,7 @@ def load_extra_tests(text: str) -> None:
         exec(compile(text, "<extra tests>", "exec"), {"__name__": "labkit_extra_tests"})
 
 
-def sandbox_spec(opts: Options, protection: Protection, inputs: Path, data: Path) -> SandboxSpec:
+def sandbox_spec(opts: Options | Settings, protection: Protection, inputs: Path, data: Path) -> SandboxSpec:
     import labkit
     import labkit_judges
 
@@ -218,40 +233,41 @@ def kernel_server(task: Task) -> KernelServer:
     return _KERNELS
 
 
-def grade_one(task: Task) -> dict:
-    """Grade one rebuilt submission (in a pool worker). Never raises: problems go in the result."""
+def grade_one(task: Task) -> Outcome:
+    """Turn one job into its outcome (in a pool worker, here or on a cluster node): run, judge,
+    compose. Never raises: a problem of the grader is the outcome's `error`."""
     from .. import sandbox
 
     t0 = time.monotonic()
+    job, how, exercises = task.job, task.job.settings, task.machine.exercises
     server = kernel_server(task)
     judge_dir = Path(tempfile.mkdtemp(prefix="lkj", dir=task.tmp_root))
     verified = False
     try:
-        runner = Runner(task.rebuilt.cells, server, task.cell_timeout, task.notebook_timeout)
+        runner = Runner(job.rebuilt.cells, server, how.cell_timeout, how.notebook_timeout)
         try:
             server.begin()  # a verified-clean server, a fresh folder and uid (see forkserver)
             verified = server.verified
             events = asyncio.run(runner.run())
         except Exception as e:
-            return {"internal_error": shorten(e, 300), "seconds": time.monotonic() - t0}
+            return Outcome.failed(shorten(e, 300), round(time.monotonic() - t0, 2))
         finally:  # all below this worker but its verdict process and its kernel server
             sandbox.kill_tree(spare=judge.server_pids() | ({server.proc.pid} if server.proc else set()))
             server.kill_others()
         problems = copy_answers(server.work / "answers", judge_dir / "answers")
         t_judge = time.monotonic()
         try:
-            verdicts = judge_answers(task.lesson, judge_dir / "answers", task.seed, [e.id for e in task.exercises],
-                                     task.extra, task.judge_timeout, task.spec.data_dir)
+            verdicts = judge_answers(how.lesson, judge_dir / "answers", how.seed, [e.id for e in exercises],
+                                     how.extra, how.judge_timeout, task.spec.data_dir)
         except Exception as e:
-            return {"internal_error": f"the checker failed: {shorten(e, 300)}", "seconds": time.monotonic() - t0}
-        results = bound_results(compose(task.exercises, task.rebuilt, events, verdicts, task.cell_timeout,
-                                        task.notebook_timeout))
-        cells = task.rebuilt.cells
+            return Outcome.failed(f"the checker failed: {shorten(e, 300)}", round(time.monotonic() - t0, 2))
+        results = compose(exercises, job.rebuilt, events, verdicts, how.cell_timeout, how.notebook_timeout)
+        cells = job.rebuilt.cells
         events = [dict(e, seconds=round(e.get("seconds", 0.0), 2), role=cells[e["cell"]].role,
                        exercise=cells[e["cell"]].exercise) for e in events]
-        return {"results": results, "events": events, "problems": problems, "kernel_starts": runner.kernel_starts,
-                "judge_seconds": round(time.monotonic() - t_judge, 2), "seconds": round(time.monotonic() - t0, 2),
-                "verified": verified}
+        return Outcome.make(results, events, problems, seconds=round(time.monotonic() - t0, 2),
+                            judge_seconds=round(time.monotonic() - t_judge, 2), kernel_starts=runner.kernel_starts,
+                            verified=verified, protection=how.protection)
     finally:
         try:
             server.end()  # nothing of this submission stays for the next, verified (its answers were copied)
@@ -260,23 +276,17 @@ def grade_one(task: Task) -> dict:
         _remove(judge_dir)
 
 
-# ---------------------------------------------------------------- the command
+# ---------------------------------------------------------------- the batch (the client)
 
 
-def main(argv: list[str] | None = None) -> int:
-    try:
-        return grade(parse(argv))
-    except GradeError as e:
-        print(f"labkit grade: {e}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("\nlabkit grade: interrupted; finished submissions are saved, re-run to resume.", file=sys.stderr)
-        return 130
+#: how a batch's jobs are graded: `run_local`, or `cluster.run_on_cluster`
+Backend = Callable[[Options, Machine, list[tuple[Submission, Job]], Writer], None]
 
 
-def grade(opts: Options) -> int:
-    """`labkit grade`: check the inputs, prepare the run once, reuse cached grades, grade the rest in a
-    pool of sandboxed workers, then write the class outputs. Returns the exit status."""
+def grade(opts: Options, backend: Backend | None = None) -> int:
+    """`labkit grade`: check the inputs, prepare the run once, reuse cached grades, grade the rest with
+    `backend` (default: a pool of sandboxed workers here, `run_local`; `command` picks the Dask one),
+    then write the class outputs. Returns the exit status."""
     from .cache import secret_seed
 
     protection = decide_protection(opts.no_sandbox, opts.unprivileged_user)
@@ -287,39 +297,56 @@ def grade(opts: Options) -> int:
     out = opts.out
     cache = open_output(out, files, protection)
     seed = opts.seed if opts.seed is not None else secret_seed(out)
-    announce(lesson, len(files), opts.jobs, protection)
+    announce(lesson, len(files), f"on the Dask cluster {opts.cluster}" if opts.cluster else f"{opts.jobs} job(s)",
+             protection)
 
-    tmp_root = make_tmp_root()
-    if protection.mode == "unprivileged-user":  # no bind mounts: the kernel's uid must walk to its slot and data
-        os.chmod(tmp_root, 0o711)
+    tmp_root = new_tmp_root(protection)
     if threading.current_thread() is threading.main_thread():  # `kill`: clean up as Ctrl-C does
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     try:
-        load_extra_tests(lesson.extra_tests)
-        spec, bundle = prepare_run(opts, lesson, protection, seed, tmp_root)
+        settings = Settings(lesson.number, str(opts.solutions) if opts.solutions else None, seed, lesson.extra_tests,
+                            opts.cell_timeout, opts.notebook_timeout, opts.judge_timeout, opts.memory_gb,
+                            protection.mode)
+        machine, bundle = prepare_machine(settings, lesson, protection, tmp_root)
+        settings = replace(settings, bundle=bundle)
         current_version = current_lesson_version(lesson)
-        warm = warm_plan([cell_source(c) for c in lesson.solution.get("cells", []) if c.get("cell_type") == "code"])
-        subs, learners = read_batch(lesson, files, roots_of(opts.submissions), out)
+        subs, learners = read_batch(lesson, files, roots_of(opts.submissions), out, opts.shard, bundle)
         subs = _select(opts, lesson, subs)
         previous = ({k: v for k, v in previous_records(out).items() if k in learners}
                     if (opts.only or opts.exercises) else {})
-        task_for = partial(Task, exercises=lesson.exercises, lesson=lesson.number, seed=seed, extra=lesson.extra_tests,
-                           cell_timeout=opts.cell_timeout, notebook_timeout=opts.notebook_timeout,
-                           judge_timeout=opts.judge_timeout, spec=spec, tmp_root=str(tmp_root), warm=warm)
-        records, todo, cached = plan(opts, lesson, subs, cache, bundle, current_version, task_for)
-        for name, rec in records.items():
-            records[name] = keep_other_exercises(rec, previous.get(name), opts.exercises)
-            write_student(out, records[name])
+        records, todo, cached = plan(opts, lesson, subs, cache, bundle, current_version, lambda rebuilt: rebuilt)
+        writer = Writer(opts, lesson, protection, cache, previous)
+        writer.start(records)
         if cached:
             print(f"{cached} submission(s) unchanged since the last run: reused their grades.", file=sys.stderr)
-        failures = _run_pool(opts, lesson, protection, todo, records, cache, out, previous) if todo else []
-        records = {**previous, **records}
+        jobs = [(s, Job(s.student, s.name, str(s.path), s.sha, key, rebuilt, settings)) for s, rebuilt, key in todo]
+        if jobs:
+            (backend or run_local)(opts, machine, jobs, writer)
     except (KeyboardInterrupt, SystemExit):  # Ctrl-C, kill: grades.csv from what is saved, overrides applied
         _grades_so_far(out)
         raise
     finally:
         _remove(tmp_root)
-    return finish(out, lesson, protection, records, failures)
+    return finish(out, lesson, protection, writer.all_records(), writer.failures)
+
+
+def new_tmp_root(protection: Protection) -> Path:
+    """This machine's private folder for a batch (`make_tmp_root`), walkable by an unprivileged kernel
+    uid when that is the protection (no bind mounts: it must reach its slot and data)."""
+    tmp_root = make_tmp_root()
+    if protection.mode == "unprivileged-user":
+        os.chmod(tmp_root, 0o711)
+    return tmp_root
+
+
+def prepare_machine(settings: Settings, lesson: Lesson, protection: Protection, tmp_root: Path) -> tuple[Machine, str]:
+    """Prepare this machine (the client, or a cluster node) for a batch in `tmp_root`: the extra tests
+    loaded, the verified data copy, the hidden inputs, the sandbox view, the kernel server's warm
+    plan. Returns it and the bundle hash it gives."""
+    load_extra_tests(settings.extra)
+    spec, bundle = prepare_run(settings, lesson, protection, settings.seed, tmp_root)
+    warm = warm_plan([cell_source(c) for c in lesson.solution.get("cells", []) if c.get("cell_type") == "code"])
+    return Machine(lesson.exercises, spec, str(tmp_root), warm), bundle
 
 
 def _grades_so_far(out: Path) -> None:
@@ -345,16 +372,16 @@ def open_output(out: Path, files: list[Path], protection: Protection) -> Results
     return cache
 
 
-def announce(lesson: Lesson, n_files: int, jobs: int, protection: Protection) -> None:
-    """Say what is graded and how it is protected, and what this protection mode does not guarantee."""
-    print(f"Grading lesson {lesson.name}: {n_files} submission(s), {jobs} job(s). "
+def announce(lesson: Lesson, n_files: int, where: str, protection: Protection) -> None:
+    """Say what is graded, where and how it is protected, and what this protection mode does not guarantee."""
+    print(f"Grading lesson {lesson.name}: {n_files} submission(s), {where}. "
           f"Protection: {protection.description}", file=sys.stderr)
     if protection.not_guaranteed:
         print(f"labkit grade: {protection.mode.upper()} MODE, NOT GUARANTEED:\n  - "
               + "\n  - ".join(protection.not_guaranteed), file=sys.stderr)
 
 
-def prepare_run(opts: Options, lesson: Lesson, protection: Protection, seed: int,
+def prepare_run(opts: Options | Settings, lesson: Lesson, protection: Protection, seed: int,
                 tmp_root: Path) -> tuple[SandboxSpec, str]:
     """Prepare once for the whole batch: the verified data copy, the hidden inputs and the sandbox
     view; returns that view and the bundle hash (everything a verdict depends on, for the cache key)."""
@@ -367,11 +394,16 @@ def prepare_run(opts: Options, lesson: Lesson, protection: Protection, seed: int
     return spec, bundle
 
 
-def read_batch(lesson: Lesson, files: list[Path], roots: tuple[str, ...],
-               out: Path) -> tuple[list[Submission], set[str]]:
-    """Read every file and resolve them to one submission per learner; report the resolution and the
-    stale learner folders of earlier runs, and write the manifest. Returns the submissions and learners."""
+def read_batch(lesson: Lesson, files: list[Path], roots: tuple[str, ...], out: Path,
+               shard: tuple[int, int] | None = None, bundle: str = "") -> tuple[list[Submission], set[str]]:
+    """Read every file and resolve them to one submission per learner (only `shard`'s share of the
+    learners, when given); report the resolution and the stale learner folders of earlier runs, and
+    write the manifest (with the test bundle and shard). Returns the submissions and learners."""
+    from .shards import in_shard
+
     subs, older, resolution = resolve([read_submission(f, lesson, roots) for f in files])
+    if shard is not None:
+        subs, older = [s for s in subs if in_shard(s.student, shard)], [s for s in older if in_shard(s.student, shard)]
     learners = {s.student for s in subs}
     stale = sorted(set(previous_records(out)) - learners)
     for note in resolution.notes:
@@ -379,17 +411,19 @@ def read_batch(lesson: Lesson, files: list[Path], roots: tuple[str, ...],
     if stale:
         print(f"labkit grade: {len(stale)} learner folder(s) in {out / 'students'} are from files no longer "
               f"given (not in this run's grades, exports or report): {', '.join(stale[:10])}", file=sys.stderr)
-    write_manifest(out, lesson, subs, older, resolution.notes, stale)
+    write_manifest(out, lesson, subs, older, resolution.notes, stale,
+                   batch={"bundle": bundle, "shard": list(shard) if shard else None})
     return subs, learners
 
 
 def plan(opts: Options, lesson: Lesson, subs: list[Submission], cache: ResultsCache, bundle: str,
-         current_version: str, task_for: Callable[[Rebuilt], Task]) -> tuple[dict[str, Learner], list, int]:
+         current_version: str, task_for: Callable[[Rebuilt], object]) -> tuple[dict[str, Learner], list, int]:
     """Sort the submissions: unreadable ones become records at once, cached ones reuse their grade,
-    the rest are rebuilt into pool tasks. Returns (records, [(submission, task, cache key)], cached)."""
+    the rest are rebuilt into what runs. Returns (records, [(submission, task_for(rebuilt), cache key)],
+    cached)."""
     out = opts.out
     records: dict[str, Learner] = {}
-    todo: list[tuple[Submission, Task, str]] = []
+    todo: list[tuple[Submission, object, str]] = []
     cached = 0
     for s in subs:
         key = cache.entry_key(s.sha or hashlib.sha256(str(s.path).encode()).hexdigest(), bundle)
@@ -399,8 +433,7 @@ def plan(opts: Options, lesson: Lesson, subs: list[Submission], cache: ResultsCa
             continue
         hit = None if (opts.force or opts.only or opts.exercises) else _cached(cache, key)
         if hit is not None:
-            records[s.student] = record(lesson, s, hit["results"], hit["protection"], key, hit["seconds"],
-                                        out=out, cells=hit["cells"], cached=True)
+            records[s.student] = learner_record(lesson, s, key, hit, out, cached=True)
             cached += 1
             continue
         rebuilt = build_run(lesson, s.nb)
@@ -427,17 +460,17 @@ def finish(out: Path, lesson: Lesson, protection: Protection, records: dict[str,
     return 0
 
 
-def _cached(cache: ResultsCache, key: str) -> dict | None:
-    """The cache entry under `key` with its exercise results read back (None when absent or not a
-    record this labkit reads: such a submission is graded again)."""
+def _cached(cache: ResultsCache, key: str) -> Outcome | None:
+    """The outcome cached under `key` (None when absent or not one this labkit reads: such a
+    submission is graded again)."""
     hit = cache.get(key)
     if hit is None:
         return None
     try:
-        return {**hit, "results": parse_exercises(hit["results"], "a cached result"),
-                "seconds": hit.get("seconds"), "cells": hit.get("cells", [])}
-    except (ResultsError, KeyError):
+        outcome = Outcome.from_json(hit)
+    except ResultsError:
         return None
+    return None if outcome.error or not outcome.verified else outcome
 
 
 def _select(opts: Options, lesson: Lesson, subs: list[Submission]) -> list[Submission]:
@@ -463,52 +496,43 @@ def _select(opts: Options, lesson: Lesson, subs: list[Submission]) -> list[Submi
     return picked
 
 
-def _run_pool(opts: Options, lesson: Lesson, protection: Protection, todo: list, records: dict, cache, out: Path,
-              previous: dict[str, dict] | None = None) -> list[str]:
+def grading_pool(workers: int):
+    """A pool of `workers` sandboxed grading processes (spawned, each set up by `worker_init`)."""
     import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures import ProcessPoolExecutor
 
-    try:
-        from tqdm import tqdm
-    except ImportError:  # pragma: no cover
-        tqdm = None
-    bar = tqdm(total=len(todo), desc="grading", unit="nb", disable=not opts.progress, file=sys.stderr) if tqdm else None
-    failures: list[str] = []
-    pool = ProcessPoolExecutor(max_workers=min(opts.jobs, len(todo)), mp_context=multiprocessing.get_context("spawn"),
+    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
                                initializer=worker_init)
+
+
+def kill_pool(pool) -> None:
+    """Stop a grading pool at once (Ctrl-C, kill): its kernels die with its workers (bubblewrap
+    --die-with-parent, PDEATHSIG)."""
+    for proc in list((getattr(pool, "_processes", None) or {}).values()):
+        proc.kill()
+    pool.shutdown(wait=False, cancel_futures=True)
+
+
+def run_local(opts: Options, machine: Machine, jobs: list[tuple[Submission, Job]], writer: Writer) -> None:
+    """The local backend: `opts.jobs` pool workers on this machine, each outcome to the writer as it completes."""
+    from concurrent.futures import as_completed
+
+    bar = progress(len(jobs), opts)
+    pool = grading_pool(min(opts.jobs, len(jobs)))
     try:
-        futures = {pool.submit(grade_one, task): (s, key) for s, task, key in todo}
+        futures = {pool.submit(grade_one, Task(job, machine)): (s, job) for s, job in jobs}
         for fut in as_completed(futures):
-            s, key = futures[fut]
+            s, job = futures[fut]
             try:
-                res = fut.result()
+                outcome = fut.result()
             except Exception as e:  # a worker crashed (should not happen): report, go on
-                res = {"internal_error": f"the grading worker failed: {shorten(e, 200)}"}
-            if "internal_error" in res:
-                failures.append(f"{s.path}: {res['internal_error']}")
-                results = [unjudged(ex, "error", f"could not be graded (grader problem: {res['internal_error']}); "
-                                                 "re-run labkit grade to retry") for ex in lesson.exercises]
-                records[s.student] = record(lesson, s, results, protection.mode, key, out=out)
-            else:
-                records[s.student] = record(lesson, s, res["results"], protection.mode, key, res.get("seconds"),
-                                            out=out, kernel_starts=res.get("kernel_starts"),
-                                            judge_seconds=res.get("judge_seconds"),
-                                            answer_problems=res.get("problems", []), cells=res.get("events", []))
-                if res.get("verified"):  # only a verdict from a verified-clean start is reused
-                    cache.put(key, {"results": exercises_json(res["results"]), "protection": protection.mode,
-                                    "seconds": res.get("seconds"), "cells": res.get("events", []),
-                                    "submission_sha256": s.sha})
-            records[s.student] = keep_other_exercises(records[s.student], (previous or {}).get(s.student),
-                                                      opts.exercises)
-            write_student(out, records[s.student])
+                outcome = Outcome.failed(f"the grading worker failed: {shorten(e, 200)}")
+            writer.put(s, job, outcome)
             if bar:
                 bar.update(1)
     except BaseException:  # Ctrl-C or kill: stop at once; finished submissions are saved and cached
-        for proc in list(getattr(pool, "_processes", {}).values()):
-            proc.kill()  # their kernels die with them (bubblewrap --die-with-parent, PDEATHSIG)
-        pool.shutdown(wait=False, cancel_futures=True)
+        kill_pool(pool)
         raise
     pool.shutdown(wait=True)
     if bar:
         bar.close()
-    return failures

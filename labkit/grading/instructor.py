@@ -1,4 +1,4 @@
-"""`labkit grades export|report|feedback|override DIR...`: the instructor's week after grading,
+"""`labkit grades export|report|feedback|override|merge DIR...`: the instructor's week after grading,
 read from the grader's outputs (nothing is graded again)."""
 from __future__ import annotations
 
@@ -42,6 +42,9 @@ def parser() -> argparse.ArgumentParser:
     o.add_argument("exercise")
     o.add_argument("points", type=float)
     o.add_argument("--reason", required=True, help="why (the learner sees it in their feedback)")
+    m = sub.add_parser("merge", help="join the folders of `labkit grade --shard I/N` into one run")
+    m.add_argument("out", help="the merged output folder (new or empty)")
+    m.add_argument("shards", nargs="+", help="the shards' output folders (all N of them)")
     return p
 
 
@@ -72,6 +75,10 @@ def main(argv: list[str] | None = None) -> int:
             run = load_run(args.run)
             roster = read_roster(args.roster) if args.roster else None
             print(f"Wrote {write_report(run, Path(args.out) if args.out else None, roster)}")
+        elif args.cmd == "merge":
+            from .shards import merge
+
+            print(merge(Path(args.out), [Path(d) for d in args.shards]))
         elif args.cmd == "feedback":
             from .release import release
 

@@ -3,6 +3,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
+import stat
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,6 +38,8 @@ class Options:
     only: tuple[str, ...] = ()          # regrade these learners only; the others' results stay as they are
     exercises: tuple[str, ...] = ()     # regrade these exercises only; the others' results stay as they are
     unprivileged_user: bool = False     # no bubblewrap (a Gradescope container): the kernel as an unprivileged uid
+    cluster: str = ""                   # a Dask scheduler's address, or local:N (grading.cluster)
+    shard: tuple[int, int] | None = None   # (i, N): grade only this share of the learners (grading.shards)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -66,6 +71,14 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--unprivileged-user", action="store_true",
                    help="where bubblewrap cannot run (Gradescope's container), as root: run each kernel as an "
                         "unprivileged uid; answers must then be readable by root only (the Gradescope bundle does this)")
+    p.add_argument("--seed-file", default=None, metavar="FILE",
+                   help="read the seed from FILE (keep it private, mode 0600): the same seed for every shard or node")
+    p.add_argument("--cluster", default="", metavar="ADDRESS",
+                   help="grade on a Dask cluster: a scheduler's address (tcp://host:8786) or local:N for N worker "
+                        "processes on this machine (needs labkit[cluster]; docs/instructors.md, Past one machine)")
+    p.add_argument("--shard", default=None, metavar="I/N",
+                   help="grade only share I of N of the learners (0 <= I < N, by learner id) into --out; "
+                        "`labkit grades merge` joins the shards' folders")
     return p
 
 
@@ -77,11 +90,62 @@ def parse(argv: list[str] | None) -> Options:
         if getattr(a, name) <= 0:
             raise GradeError(f"--{name.replace('_', '-')} must be positive")
     nb_timeout = a.notebook_timeout or max(DEFAULT_NOTEBOOK_TIMEOUT, 4 * a.timeout)
+    seed = a.seed
+    if a.seed_file is not None:
+        if seed is not None:
+            raise GradeError("give --seed or --seed-file, not both")
+        seed = read_seed_file(Path(a.seed_file))
+    shard = parse_shard(a.shard) if a.shard is not None else None
+    if shard is not None and seed is None:
+        raise GradeError("--shard needs the class's seed, the same for every shard: --seed-file FILE (or --seed)")
     return Options(a.lesson, tuple(a.submissions), Path(a.out).resolve(), a.jobs, float(a.timeout), float(nb_timeout),
-                   float(a.judge_timeout), float(a.memory), a.seed,
+                   float(a.judge_timeout), float(a.memory), seed,
                    Path(a.solutions).resolve() if a.solutions else None,
                    Path(a.extra_tests).resolve() if a.extra_tests else None, a.force, not a.no_progress, a.no_sandbox,
-                   tuple(a.only), tuple(a.exercise), a.unprivileged_user)
+                   tuple(a.only), tuple(a.exercise), a.unprivileged_user, parse_cluster(a.cluster), shard)
+
+
+_SHARD = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
+_LOCAL = re.compile(r"^local:(\d+)$")
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """`I/N` -> (I, N), 0 <= I < N; GradeError otherwise."""
+    m = _SHARD.match(text)
+    if not m or not 0 <= int(m[1]) < int(m[2]):
+        raise GradeError(f"--shard {text!r}: give I/N with 0 <= I < N (for example 0/4 … 3/4)")
+    return int(m[1]), int(m[2])
+
+
+def parse_cluster(text: str) -> str:
+    """A Dask scheduler address (tcp://host:8786, tls://…, host:8786) or local:N; '' for none."""
+    text = text.strip()
+    if not text:
+        return ""
+    m = _LOCAL.match(text)
+    if m:
+        if int(m[1]) < 1:
+            raise GradeError("--cluster local:N needs N >= 1 worker processes")
+        return text
+    if "://" in text or re.fullmatch(r"[\w.-]+:\d+", text):
+        return text
+    raise GradeError(f"--cluster {text!r}: give a Dask scheduler's address (tcp://host:8786) or local:N")
+
+
+def read_seed_file(path: Path) -> int:
+    """The seed kept in `path` (one integer). A file others may read is said, not refused (a mounted
+    Kubernetes Secret is 0644 inside its own pod)."""
+    try:
+        text = path.read_text().strip()
+        mode = path.stat().st_mode
+    except OSError as e:
+        raise GradeError(f"--seed-file {path}: {e.strerror or e}") from None
+    if not re.fullmatch(r"\d{1,18}", text):
+        raise GradeError(f"--seed-file {path}: it must hold one non-negative integer")
+    if mode & stat.S_IROTH:
+        print(f"labkit grade: note: {path} is readable by every user of this machine; the seed decides the hidden "
+              "test inputs (chmod 600 it)", file=sys.stderr)
+    return int(text)
 
 
 #: what an instructor loses without bubblewrap (printed, and in docs/instructors.md)

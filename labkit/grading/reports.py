@@ -102,9 +102,10 @@ def write_csv(path: Path, rows: list[dict]) -> None:
 
 
 def write_manifest(out: Path, lesson: Lesson, subs: list[Submission], older: list[Submission], notes: list[str],
-                   stale: list[str]) -> None:
+                   stale: list[str], batch: dict | None = None) -> None:
     """`DIR/run.json`: exactly who this grading of the folder is about. Exports, the report and feedback
-    read these learners and no others (folders of earlier runs' learners are `stale`)."""
+    read these learners and no others (folders of earlier runs' learners are `stale`). `batch`: the
+    test-bundle hash and shard it was graded with (what `labkit grades merge` checks)."""
     import datetime as dt
 
     atomic_write(out / MANIFEST, json.dumps({
@@ -114,7 +115,7 @@ def write_manifest(out: Path, lesson: Lesson, subs: list[Submission], older: lis
                       **_where(s.path, out)} for s in subs],
         "set_aside": [{"student": s.student, "name": s.name, **_where(s.path, out),
                        "why": "an older file of a learner whose latest file is graded"} for s in older],
-        "notes": notes, "stale": stale}, indent=1, ensure_ascii=False))
+        "notes": notes, "stale": stale, **({"batch": batch} if batch else {})}, indent=1, ensure_ascii=False))
 
 
 def grade_rows(learners: Iterable[Learner]) -> list[dict]:
