@@ -101,8 +101,7 @@ def test_writer_caches_only_verified_outcomes_and_records_failures(tmp_path, les
     assert {e.status for e in lost.exercises} == {"error"} and lost.points == 0 and lost.protection == "sandbox"
     assert "the worker died" in lost.exercises[0].message and w.failures == [f"{tmp_path / 'lost.ipynb'}: the worker died"]
     assert (out / "students" / "ok" / "feedback.html").is_file()
-    rows = (out / "grades.csv").read_text().splitlines()
-    assert len(rows) == 1 + 3 * len(lesson.exercises)
+    assert not (out / "grades.csv").exists()  # its one writer is reports.write_grades, from disk, at the end
 
 
 def test_shards_split_by_learner_id_stably():
