@@ -116,3 +116,51 @@ def test_hidden_inputs_change_with_the_seed():
     assert l11._decode_data(0) != l11._decode_data(1)
     a, b = l11._tolerance_data(0), l11._tolerance_data(1)
     assert not np.array_equal(a[0][1], b[0][1])
+
+
+# ---------------------------------------------------------------- issue 37b: what the blind answers found
+
+def test_tolerance_data_sits_clear_of_the_prompts_bounds():
+    """The prompt accepts any bound from ROUNDINGS_MIN to ROUNDINGS_MAX roundings: every rounding case
+    must pass the lowest, every wrong one fail the highest (no adapter; milliseconds)."""
+    eps = float(np.finfo(np.float32).eps)
+    for seed in (0, 1, 2, 20250):
+        for name, (d, c, want) in zip(l11.TOLERANCE_TESTS, l11._tolerance_data(seed)):
+            if d.shape != c.shape or d.size == 0 or not (np.isfinite(d).all() and np.isfinite(c).all()):
+                assert not want or d.size == 0, name
+                continue
+            roundings = float(np.abs(d.astype(np.float64) - c).max() / (eps * np.abs(c).max()))
+            assert roundings < l11.ROUNDINGS_MIN / 2 if want else roundings > 2 * l11.ROUNDINGS_MAX, (name, roundings)
+
+
+def test_placement_conv_is_renamed_by_the_session(adapter):
+    """The premise of the Conv test: even with optimizations off the session renames it '<name>_token_<k>'
+    and adds Transposes, so an answer must map names back to the file's."""
+    opts = learner.webgpu_options(record=True)
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    sess = ort.InferenceSession(l11.placement_model(["Conv", "Sign"], ["c", "s"]), opts)
+    got = {n.name for sub in sess.get_provider_graph_assignment_info() for n in sub.get_nodes()}
+    assert "c" not in got and any(n.startswith("c_token_") for n in got)
+    assert any(n.startswith("Transpose") for n in got)
+
+
+def test_device_decoder_keeps_no_model_bytes(adapter):
+    """A process skill is judged where the shortcut does not exist: nothing on the guarded session leads
+    back to the model, so an answer cannot open a session of its own (failed before: _model_bytes)."""
+    from corpus.l11_blind import decode_own_cpu_session
+
+    session = learner.device_decoder(learner.tiny_decoder(7))
+    assert not any(isinstance(v, (bytes, bytearray)) for v in vars(session).values())
+    with pytest.raises((TypeError, RuntimeError, ValueError)):
+        decode_own_cpu_session(session, [1, 2], 2)
+
+
+def test_answers_may_not_change_their_arguments():
+    """The caller's outputs and prompt come read-only: writing into them raises, with a message."""
+    frozen = learner.read_only(np.ones(3, np.float32))
+    with pytest.raises(ValueError, match="read-only"):
+        frozen /= 2
+    prompt = learner.callers_list([1, 2])
+    with pytest.raises(RuntimeError, match="changes the prompt"):
+        prompt.extend([3])
+    assert list(prompt) == [1, 2] and prompt[:1] + [5] == [1, 5]

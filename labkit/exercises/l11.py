@@ -9,7 +9,7 @@ declare('11.placement', title='Which provider ran each node', points=2, kind='fu
 
 declare('11.tolerance', title='Device against CPU: rounding or a wrong result?', points=2, kind='function', hint=[
     "Rounding in a sum is relative to the size of the terms summed, so an element near 0 can carry the rounding of the largest values: compare the difference with the output's overall magnitude, not element by element.",
-    'np.finfo(np.float32).eps times np.abs(cpu).max() is one rounding of the largest output; allow up to a thousand of them, and check the shapes and np.isfinite first.',
+    'np.finfo(np.float32).eps times np.abs(cpu).max() is one rounding of the largest output; allow a few hundred of them (100 to 1000), and check the shapes and np.isfinite first.',
 ])
 
 declare('11.device_decode', title='A decode loop with the cache on the device', points=3, kind='function', hint=[

@@ -3,9 +3,11 @@ ONNX (seconds to build, no export), WebGPU sessions, and the harness of exercise
 No answers, no test inputs."""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
-__all__ = ["tiny_decoder", "webgpu_options", "device_decoder"]
+__all__ = ["tiny_decoder", "webgpu_options", "device_decoder", "read_only", "callers_list"]
 
 CACHE = ("past_keys", "past_values")
 PRESENT = ("present_keys", "present_values")
@@ -64,9 +66,38 @@ def webgpu_options(record: bool = False, fallback: bool = True):
     return opts
 
 
+def read_only(array: np.ndarray) -> np.ndarray:
+    """A test input of 11.tolerance: the caller's output, which an answer must not write into."""
+    array = np.array(array, copy=True)
+    array.flags.writeable = False
+    return array
+
+
+class CallersList(list):
+    """A test input of 11.device_decode: the caller's prompt, a list that refuses to be changed."""
+
+    def _refuse(self, *args, **kwargs):
+        raise RuntimeError("your function changes the prompt it was given (the caller's list): "
+                           "copy it first, e.g. list(prompt)")
+
+    append = extend = insert = pop = remove = clear = sort = reverse = _refuse
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse
+
+
+def callers_list(items: list) -> CallersList:
+    return CallersList(items)
+
+
 def device_decoder(model_bytes: bytes):
     """A test input of 11.device_decode: a WebGPU session of a decoder that runs only through IO
-    binding and refuses every copy of the cache between host and device."""
+    binding and refuses every copy of the cache between host and device. The session keeps no copy
+    of `model_bytes` on the Python side, so an answer cannot open a session of its own."""
+    return _device_decoder_class()(model_bytes)
+
+
+@functools.cache
+def _guarded_binding_class():
+    """IOBinding subclass, defined on first use so that importing this module needs no onnxruntime."""
     import onnxruntime as ort
 
     class GuardedBinding(ort.IOBinding):
@@ -118,11 +149,19 @@ def device_decoder(model_bytes: bytes):
             raise RuntimeError("copy_outputs_to_cpu() copies the cache to the host too: bind logits to the "
                                "CPU and read it from get_outputs()")
 
+    return GuardedBinding
+
+
+@functools.cache
+def _device_decoder_class():
+    import onnxruntime as ort
+
     class DeviceDecoder(ort.InferenceSession):
         """The decoder on WebGPU: run() refused (it copies the cache both ways every step)."""
 
-        def __init__(self):
+        def __init__(self, model_bytes: bytes):
             super().__init__(model_bytes, webgpu_options())
+            self._model_bytes = None  # ONNX Runtime keeps the bytes; the C++ session is the only copy
             self._left: dict[str, int] = {}
             self.runs = 0
 
@@ -130,7 +169,7 @@ def device_decoder(model_bytes: bytes):
             raise RuntimeError("run() copies the cache to the device and back at every step: use IO binding")
 
         def io_binding(self):
-            return GuardedBinding(self)
+            return _guarded_binding_class()(self)
 
         def run_with_iobinding(self, iobinding, run_options=None):
             super().run_with_iobinding(iobinding, run_options)
@@ -140,7 +179,10 @@ def device_decoder(model_bytes: bytes):
                           for past, present in zip(CACHE, PRESENT) if present in names}
             self.runs += 1
 
-        def __deepcopy__(self, memo):  # the check copies its inputs before each call
-            return type(self)()
+        def _reset_session(self, *args, **kwargs):
+            raise RuntimeError("this session cannot be re-created")
 
-    return DeviceDecoder()
+        def __deepcopy__(self, memo):  # one session per call; nothing to rebuild it from
+            return self
+
+    return DeviceDecoder

@@ -47,19 +47,25 @@ def _by_profile(model_bytes):
     for e in events:
         if e.get("cat") == "Node" and e["name"].endswith("_kernel_time"):
             node = e["name"][: -len("_kernel_time")]
+            node = node if node in names else node.rsplit("_token_", 1)[0]   # the Conv, rewritten
             if node in names:
                 found[node] = e["args"]["provider"]
     return found
 
 
 def _by_assignment_inverted(model_bytes):
+    import re
+
+    import onnx
+
     ort = _ort()
     opts = _opts()
     session = ort.InferenceSession(model_bytes, opts)
     by_ep = {}
     for sub in session.get_provider_graph_assignment_info():
-        by_ep.setdefault(sub.ep_name, set()).update(n.name for n in sub.get_nodes())
-    return {name: ep for ep, names in by_ep.items() for name in sorted(names)}
+        by_ep.setdefault(sub.ep_name, set()).update(re.sub(r"_token_\d+$", "", n.name) for n in sub.get_nodes())
+    in_file = [n.name for n in onnx.load_from_string(model_bytes).graph.node]
+    return {name: ep for ep, names in by_ep.items() for name in sorted(names) if name in in_file}
 
 
 def _optimized_session(model_bytes):
@@ -111,7 +117,9 @@ def _allclose_on_scale(device, cpu):
     device, cpu = np.asarray(device), np.asarray(cpu)
     if device.shape != cpu.shape:
         return False
-    return bool(np.allclose(device, cpu, rtol=0.0, atol=200 * EPS * float(np.abs(cpu).max())))
+    if not (np.isfinite(device).all() and np.isfinite(cpu).all()):
+        return False
+    return bool(np.allclose(device, cpu, rtol=0.0, atol=200 * EPS * float(np.abs(cpu).max(initial=0.0))))
 
 
 def _relative_inf_norm(device, cpu):
@@ -319,3 +327,10 @@ CORPUS = {
         Wrong("the prompt returned too", answer=_decode_with(with_prompt=True)),
     ],
 }
+
+
+# Answers written blind, by someone who never read the judges (issue 37b): tests/corpus/l11_blind.py
+from corpus.l11_blind import CORPUS as _BLIND  # noqa: E402
+
+for _exercise, _entries in _BLIND.items():
+    CORPUS[_exercise] = CORPUS[_exercise] + _entries
