@@ -261,48 +261,48 @@ def _device_decode(outputs, seed):
 
 quiz('11.quiz', title='Off the CPU', points=5, questions=[
     Question('q1', "On a machine without a GPU, ort.get_ep_devices() lists WebGpuExecutionProvider on a device of type CPU. What does it tell you?", {
-        'a': "WebGPU calls the CPU provider's kernels, so its outputs are bit-identical to the CPU provider's",
-        'b': "The plugin runs on a software adapter: real shaders, buffers and copies, but an emulator's speed",
-        'c': "The plugin failed to load, and ONNX Runtime lists the CPU provider again under another name",
+        'a': "WebGPU reuses the CPU provider's kernels there, so its outputs match the CPU's bit for bit",
+        'b': "A software adapter runs the real WebGPU path (shaders, copies) at an emulator's speed",
+        'c': "The plugin failed to load, and ONNX Runtime lists its CPU provider again under a new name",
     }, answer='b', why=(
         'A software adapter (SwiftShader) is registered on the CPU device: the WebGPU code path runs for real, '
         'on an emulated GPU. It does not reuse the CPU kernels (a): its outputs differ by rounding, and a failed '
         'plugin lists no device at all (c).')),
     Question('q2', "A session on WebGPU and CPU gives right outputs, but its profile shows MemcpyToHost and MemcpyFromHost nodes. Why?", {
-        'a': "A node WebGPU cannot run fell back to the CPU: its input is copied to the host, its output back",
-        'b': "ONNX Runtime copies every node's output to the host, so that the CPU can verify the GPU's work",
-        'c': "The model's weights are uploaded to the device again at every run, as the Memcpy nodes show",
+        'a': "A node WebGPU cannot run fell back to the CPU: its input goes to the host, its output back",
+        'b': "ONNX Runtime copies every node's output to the host so that the CPU can check all of the GPU's work",
+        'c': "The weights are uploaded to the device again at every run, which is what Memcpy nodes do",
     }, answer='a', why=(
         'ONNX Runtime inserts copy nodes only where a tensor crosses between providers, around a fallback. It '
         'checks nothing on the CPU (b), and initializers are copied once when the session is created (c).')),
     Question('q3', "The WebGPU plugin is registered on SwiftShader (no GPU) and a session sets the policy PREFER_GPU. What runs the model?", {
-        'a': "WebGPU on SwiftShader: the policy takes any device that the WebGPU plugin offers",
-        'b': "Nothing: session creation fails with an error, because the machine has no GPU",
-        'c': "The CPU provider: the emulated adapter is a CPU device, and the policy falls back quietly",
+        'a': "WebGPU on SwiftShader: the policy takes any device that the WebGPU plugin registered",
+        'b': "Nothing: creating the session fails with an error, because this machine has no GPU",
+        'c': "The CPU provider: the adapter is a CPU-typed device, so the policy falls back",
     }, answer='c', why=(
         'Policies choose by device type; the software adapter sits on the CPU device, so no GPU device exists and '
         'the session quietly uses the CPU provider (you saw it in section 5). It picks no CPU-typed WebGPU device '
         '(a) and raises no error (b).')),
     Question('q4', "Which check fits a GPU provider's logits against the CPU provider's logits of the same model?", {
         'a': "Differences up to a thousand float32 roundings of the largest logit, and the same labels",
-        'b': "Exact equality of every logit, since both providers run one float32 graph with one set of weights",
-        'c': "A relative tolerance of 1e-6 for each element, however close to zero that element is",
+        'b': "Exact equality of every logit: both providers run the same float32 graph and weights",
+        'c': "A relative tolerance of 1e-6 on each element, however close to zero that element may be",
     }, answer='a', why=(
         'Providers sum in other orders and may fuse multiply-adds, so float32 results move by roundings of the '
         'terms summed, which the largest output bounds. Exact equality (b) fails on rounding alone, and a '
         'per-element relative tolerance (c) fails on near-zero elements that carry large terms\' rounding.')),
     Question('q5', "In a decode loop on a GPU, what does passing last step's present cache, bound on the device, as the next past save?", {
-        'a': "Nothing measurable: ONNX Runtime keeps the cache on the device between run() calls by itself",
-        'b': "The attention arithmetic: keys that are already cached no longer need to be multiplied",
-        'c': "A copy of the whole cache to the host and back at each step, bytes growing with the square of length",
+        'a': "Nothing measurable: ONNX Runtime keeps the cache on the device between the run() calls all by itself",
+        'b': "The attention arithmetic: cached keys need not be multiplied again",
+        'c': "A copy of the whole cache to the host and back at every step, longer each step",
     }, answer='c', why=(
         'run() returns numpy arrays, so each step copies the whole cache out and back in; bound device values '
         'stay put. ONNX Runtime keeps nothing between run() calls (a), and the attention over the cache is '
         'computed either way (b).')),
     Question('q6', "A production session on a GPU provider must never run a node on the CPU. What do you set?", {
-        'a': "providers=[the GPU provider] alone: leaving out the CPU provider switches its fallback off",
-        'b': "The config entry session.disable_cpu_ep_fallback = '1': creation fails if any node would fall back",
-        'c': "The selection policy PREFER_GPU: it guarantees that every node of the graph runs on the GPU",
+        'a': "providers=[the GPU provider] alone: leaving the CPU provider out switches fallback off",
+        'b': "session.disable_cpu_ep_fallback = '1': creating the session fails if a node falls back",
+        'c': "The selection policy PREFER_GPU: it guarantees that every node of the graph runs on a GPU",
     }, answer='b', why=(
         'Only disable_cpu_ep_fallback makes a fallback an error. ONNX Runtime appends the CPU provider when you '
         'leave it out (a), and a policy is a preference that falls back quietly (c).')),
