@@ -286,7 +286,7 @@ def test_hostile_answers_give_a_result(id, hostile, statuses):
 
 def test_nan_class_ids_fail():
     r = evaluate(get("04.predict"), lambda s, x, batch_size=64: np.full(len(x), np.nan))
-    assert r.status == "failed" and r.points == 0.6  # only the empty case can pass
+    assert r.status == "failed" and r.points == 0, r  # float ids are refused, the empty case included
 
 
 @pytest.mark.parametrize("id, answer", [("04.predict", predict), ("04.top_operator", top_operator),

@@ -182,9 +182,9 @@ def scaler_left_out(model, n_features):
     (zipmap_kept, "logreg, 7 features, 4 classes", "still ends with ZipMap"),
     (double_input, "tree, 9 features, 3 classes", "tensor(double)"),
     (scaler_left_out, "scaler+logreg, 12 features, 3 classes", "differ from scikit-learn's"),
-    (lambda m, n: sklearn_to_onnx(m, n).SerializeToString(), "tree, 9 features, 3 classes", "bytes"),
 ])
 def test_to_onnx_wrong_answers_fail_precisely(wrong, test, message):
+    """(Serialized bytes are a model too: the prompt allows them, test_to_onnx_accepts_bytes.)"""
     r = evaluate(get("10.to_onnx"), wrong)
     assert r.points <= r.max_points / 2
     assert test in failing(r) and message in failing(r)[test], messages(r)
@@ -260,3 +260,9 @@ def test_quiz_key_is_balanced_and_complete():
     assert max(counts.values()) <= 0.4 * len(qs), counts
     assert evaluate(get("10.quiz"), dict(key)).status == "passed"
     assert evaluate(get("10.quiz"), {k: "a" for k in key}).points < get("10.quiz").points
+
+
+def test_to_onnx_accepts_bytes():
+    """The prompt allows the model or its serialized bytes; both get full marks."""
+    r = evaluate(get("10.to_onnx"), lambda m, n: sklearn_to_onnx(m, n).SerializeToString())
+    assert r.status == "passed" and r.points == r.max_points, messages(r)
