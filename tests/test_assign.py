@@ -1,5 +1,6 @@
 """`labkit assign`: labkit/exercises/ is generated from the specs and lessons/ from solutions/, exactly and
 deterministically; solution headings agree with the specs."""
+import dataclasses
 import subprocess
 import sys
 
@@ -7,7 +8,8 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from labkit.assign import AssignError, assign, make_lesson, strip_solution
+from labkit.assign import AssignError, assign, heading_problems, make_lesson, strip_solution
+from labkit.checks import get
 
 from conftest import ROOT, SOLUTIONS
 
@@ -207,7 +209,16 @@ def test_assign_check_catches_a_hand_edited_module_and_wrong_headings(tiny_cours
     nbformat.write(_tiny_solution("### Exercise `98.triple` (4 points)"), solution)
     assign(tiny_course)  # the lesson is rewritten; the heading is still wrong
     assert assign(tiny_course, check_only=True) == [
-        "solutions/98_tiny.ipynb: the heading of 98.triple says 4 points, its spec in labkit_judges/l98.py says 3"]
+        "solutions/98_tiny.ipynb: the heading of 98.triple says (4 points), its spec in labkit_judges/l98.py "
+        "says (3 points): write `### Exercise `98.triple` (3 points)`"]
+    nbformat.write(_tiny_solution("### Exercise `98.triple` (bonus, 3 points)"), solution)
+    assign(tiny_course)  # a core exercise called a bonus
+    assert assign(tiny_course, check_only=True)[0].endswith("write `### Exercise `98.triple` (3 points)`")
+    bonus = dataclasses.replace(get("98.triple"), bonus=True)  # a bonus whose heading does not say so
+    assert heading_problems(_tiny_solution(), "98_tiny.ipynb", [bonus])[0].endswith(
+        "write `### Exercise `98.triple` (bonus, 3 points)`")
+    assert heading_problems(_tiny_solution("### Exercise `98.triple` (bonus, 3 points)"), "98_tiny.ipynb",
+                            [bonus, get("98.quiz")]) == []
     nbformat.write(_tiny_solution("### Exercise 98.triple"), solution)
     assign(tiny_course)
     problems = assign(tiny_course, check_only=True)
