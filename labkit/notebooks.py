@@ -42,8 +42,23 @@ def execute(path: str | os.PathLike, out: str | os.PathLike | None = None, param
     with tempfile.TemporaryDirectory() as tmp:
         nb = pm.execute_notebook(
             str(path), str(out) if out else None, parameters=parameters or {}, cwd=str(cwd or tmp),
-            kernel_name=KERNEL, progress_bar=False, log_output=False, execution_timeout=timeout or cell_timeout())
+            kernel_name=KERNEL, progress_bar=False, log_output=False, execution_timeout=timeout or cell_timeout(),
+            kernel_manager_class=_encrypted_kernel_manager())
     return nb
+
+
+def _encrypted_kernel_manager() -> type:
+    """A kernel manager that gives the kernel CurveZMQ keys, as JupyterLab's does here
+    (binder/jupyter_server_config.json): no "running over TCP without encryption" warning per run."""
+    from jupyter_client.manager import AsyncKernelManager
+    from traitlets import default
+
+    class EncryptedKernelManager(AsyncKernelManager):
+        @default("transport_encryption")
+        def _encryption_default(self) -> str:
+            return "auto"
+
+    return EncryptedKernelManager
 
 
 def verdicts(nb: Any) -> dict[str, dict]:

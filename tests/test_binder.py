@@ -208,8 +208,9 @@ def test_binder_env_runs_a_lesson(binder_env, tmp_path):
     code = ("import sys, json; from labkit.notebooks import execute, verdicts;"
             "nb = execute(sys.argv[1], out=sys.argv[2], parameters={'QUICK': True}, cwd=sys.argv[3]);"
             "print(json.dumps(verdicts(nb)))")
-    _run([binder_env["python"], "-c", code, str(src), str(out), str(tmp_path)],
-         env=binder_env["env"], cwd=tmp_path, timeout=600)
+    proc = _run([binder_env["python"], "-c", code, str(src), str(out), str(tmp_path)],
+                env=binder_env["env"], cwd=tmp_path, timeout=600)
+    assert "without encryption" not in proc.stderr, "the kernel should get CurveZMQ keys (labkit.notebooks)"
     done = nbformat.read(out, as_version=4)
     printed = "".join(o.get("text", "") for o in done.cells[-1].outputs)
     assert f"KERNEL-PREFIX {binder_env['venv']}" in printed, f"the kernel did not run in the Binder venv: {printed!r}"
