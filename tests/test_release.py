@@ -1,7 +1,9 @@
 """The graded release (`labkit release`, labkit/edition.py; issue 33), installed into a fresh venv.
 
-Built for lesson 00 only (its solution runs in seconds; the other lessons take the same code path and
-their public checks are tested in tests/test_public_checks.py): the venv gets labkit from the release
+Built for lesson 00 only (its solution runs in seconds; the other lessons take the same code path, their
+public checks are tested in tests/test_public_checks.py, each runs in the grader with labkit_judges hidden
+in tests/test_grading_lessons.py, and here every module the release ships imports in it and no lesson
+imports what it leaves out; `labkit release` over all twelve lessons was run by hand, see docs): the venv gets labkit from the release
 (`pip install --no-deps`), the heavy pinned packages through a .pth to the project's site-packages (which
 holds no `labkit`: it is an editable install whose hook a plain path entry does not run). Proves: no
 quiz key, judge source or solution line is readable from it; the blank lesson runs in it without
@@ -194,3 +196,29 @@ def test_blank_lesson_runs_public_checks_answer_and_the_grader_gives_full_marks(
     assert proc.returncode == 0, proc.stderr[-3000:]
     rows = list(csv.DictReader((tmp_path / "g" / "grades.csv").open()))
     assert len(rows) == 2 and all(r["status"] == "passed" and r["points"] == r["max_points"] for r in rows), rows
+
+
+#: what the release leaves out, as a lesson would import it
+LEFT_OUT_IMPORT = re.compile(r"^\s*(?:from|import)\s+(labkit_judges|labkit\.(?:grading|sandbox|assign|edition|"
+                             r"lesson_time))\b", re.M)
+
+
+def test_every_shipped_module_imports_in_the_release(release, tmp_path):
+    """The other lessons run in the grader with labkit_judges hidden (tests/test_grading_lessons.py); what
+    the release leaves out beyond that (the grader, the authoring tools) no shipped module needs."""
+    _, py, _ = release
+    code = ("import importlib, pkgutil, labkit; bad = []\n"
+            "for m in pkgutil.walk_packages(labkit.__path__, 'labkit.'):\n"
+            "    if m.name.endswith('__main__'): continue\n"
+            "    try: importlib.import_module(m.name)\n"
+            "    except Exception as e: bad.append(f'{m.name}: {e!r}')\n"
+            "print(len(list(pkgutil.walk_packages(labkit.__path__))), bad)")
+    count, bad = run_in(py, code, tmp_path).strip().splitlines()[-1].split(" ", 1)
+    assert int(count) > 20 and bad == "[]", bad
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "lessons").glob("*.ipynb")), ids=lambda p: p.stem)
+def test_no_lesson_imports_what_the_release_leaves_out(path):
+    cells = json.loads(path.read_text())["cells"]
+    found = [m for c in cells if c["cell_type"] == "code" for m in LEFT_OUT_IMPORT.findall("".join(c["source"]))]
+    assert not found, f"{path.name} imports {found}, which a graded release does not ship (labkit/edition.py)"
