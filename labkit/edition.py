@@ -91,14 +91,19 @@ def _learner_package(root: Path, dest: Path) -> Path:
         n for n in ignore(d, names) if Path(d) == root / "labkit" or n == "__pycache__"])
     text = (root / "pyproject.toml").read_text()
     text = re.sub(r'include = \["labkit", "labkit\.\*", "labkit_judges"\]', 'include = ["labkit", "labkit.*"]', text)
-    text = text.replace('labkit = ["android_template/**/*", "assets/*", "web_template/*"]',
-                        'labkit = ["android_template/**/*", "assets/*", "web_template/*", "public/**/*"]')
+    text = re.sub(r'^labkit = \[(.*)\]$', _learner_package_data, text, count=1, flags=re.M)
     text = re.sub(r'readme = "README.md"\n', "", text)
     text = text.split("\n[tool.pytest")[0]
     if "labkit_judges" in text or "public/**/*" not in text:
         raise ReleaseError("pyproject.toml changed shape: update labkit/edition.py's rewriting of it")
     (dest / "pyproject.toml").write_text(text)
     return dest / "labkit"
+
+
+def _learner_package_data(m: re.Match) -> str:
+    """The package-data line of the learner's labkit: without what LEFT_OUT leaves out, with the public checks."""
+    kept = [p for p in re.findall(r'"([^"]+)"', m.group(1)) if p.split("/")[0] not in LEFT_OUT]
+    return "labkit = [" + ", ".join(f'"{p}"' for p in [*kept, "public/**/*"]) + "]"
 
 
 def public_checks(solution: Path, number: str, dest: Path) -> dict[str, str]:
