@@ -132,7 +132,8 @@ def _summary(run: Run, figs: dict[str, str], n_overrides: int) -> str:
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>Class report · {e(run.lesson_name)}</title>"
             f"<style>{style}</style></head><body><h1>Class report · {e(run.lesson_name)}</h1>"
             f"<p>{n} learners (one graded file each) · mean {sum(totals) / max(1, n):.2f} · median {median:g} of "
-            f"{run.max_points:g} points{f' · {n_overrides} overrides applied' if n_overrides else ''}</p>"
+            f"{run.max_points:g} points{f' · {n_overrides} overrides applied' if n_overrides else ''}"
+            f"{f' · {len(run.problem_files)} problem file(s), not notebooks, not counted' if run.problem_files else ''}</p>"
             f"<h2 id='scores'>Score distribution</h2><img alt='score histogram' src='{figs['scores']}'>")
 
 
@@ -181,7 +182,10 @@ def _problems(run: Run) -> str:
     trouble_rows = "".join(f"<tr><td>{e(names[s])}</td><td><code>{e(x)}</code></td><td>{e(st)}</td><td>{e(m)}</td></tr>"
                            for s, x, st, m in trouble)
     file_rows = "".join(f"<tr><td>{e(names[s])}</td><td>{e(m)}</td></tr>" for s, m in sorted(whole.items()))
-    return ("<h2 id='files'>Files that could not be graded</h2>"
+    pf_rows = "".join(f"<tr><td>{e(Path(p['submission']).name)}</td><td>{e(p['why'])}</td></tr>" for p in run.problem_files)
+    return ((f"<h2 id='problem-files'>Problem files (not notebooks, not counted as learners)</h2><table><tr><th>file"
+             f"</th><th>why</th></tr>{pf_rows}</table>" if pf_rows else "")
+            + "<h2 id='files'>Files that could not be graded</h2>"
             + (f"<table><tr><th>learner</th><th>why (one message for the whole file)</th></tr>{file_rows}</table>"
                if whole else "<p>none</p>")
             + "<h2 id='trouble'>Exercises that errored or timed out</h2>"

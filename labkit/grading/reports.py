@@ -20,7 +20,8 @@ from .lesson import Lesson
 from .results import ExerciseResult, Learner, ResultsError, load_run, read_record, write_record
 from .submissions import Submission
 
-COLUMNS = ["student", "lesson", "exercise", "points", "max_points", "status", "message"]
+#: grades.csv: the learner's stable id, then their display name (Unicode, as the identity gives it)
+COLUMNS = ["student", "name", "lesson", "exercise", "points", "max_points", "status", "message"]
 MANIFEST = "run.json"
 
 
@@ -96,16 +97,17 @@ def write_csv(path: Path, rows: list[dict]) -> None:
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(COLUMNS)
     for r in rows:
-        w.writerow([spreadsheet_safe(r["student"]), r["lesson"], r["exercise"], f"{r['points']:g}", f"{r['max_points']:g}",
+        w.writerow([spreadsheet_safe(r["student"]), spreadsheet_safe(r["name"]), r["lesson"], r["exercise"], f"{r['points']:g}", f"{r['max_points']:g}",
                     r["status"], spreadsheet_safe(r["message"])])
     atomic_write(path, buf.getvalue())
 
 
 def write_manifest(out: Path, lesson: Lesson, subs: list[Submission], older: list[Submission], notes: list[str],
-                   stale: list[str], batch: dict | None = None) -> None:
+                   stale: list[str], batch: dict | None = None, problems: Iterable[Submission] = ()) -> None:
     """`DIR/run.json`: exactly who this grading of the folder is about. Exports, the report and feedback
-    read these learners and no others (folders of earlier runs' learners are `stale`). `batch`: the
-    test-bundle hash and shard it was graded with (what `labkit grades merge` checks)."""
+    read these learners and no others (folders of earlier runs' learners are `stale`; `problems`, files
+    that are not notebooks, are listed apart). `batch`: the test-bundle hash and shard it was graded
+    with (what `labkit grades merge` checks)."""
     import datetime as dt
 
     atomic_write(out / MANIFEST, json.dumps({
@@ -115,6 +117,7 @@ def write_manifest(out: Path, lesson: Lesson, subs: list[Submission], older: lis
                       **_where(s.path, out)} for s in subs],
         "set_aside": [{"student": s.student, "name": s.name, **_where(s.path, out),
                        "why": "an older file of a learner whose latest file is graded"} for s in older],
+        "problem_files": [{"name": s.name, **_where(s.path, out), "why": s.error or "not a notebook"} for s in problems],
         "notes": notes, "stale": stale, **({"batch": batch} if batch else {})}, indent=1, ensure_ascii=False))
 
 
@@ -127,7 +130,7 @@ def grade_rows(learners: Iterable[Learner]) -> list[dict]:
                                 if ex.overridden else "")
             if ex.bonus:  # outside the lesson's maximum: the column sums to what the core asks
                 msg = f"bonus (worth {ex.max_points:g} points on top of the maximum): {msg}"
-            rows.append({"student": learner.student, "lesson": learner.lesson, "exercise": ex.exercise,
+            rows.append({"student": learner.student, "name": learner.name, "lesson": learner.lesson, "exercise": ex.exercise,
                          "points": ex.points, "max_points": 0.0 if ex.bonus else ex.max_points,
                          "status": ex.status, "message": msg})
     return rows
@@ -146,6 +149,9 @@ def finish_run(out: Path, lesson: Lesson, protection: str) -> str:
         text += f"\n({n} override(s) from {out / 'overrides.csv'} applied.)"
     if run.stale:
         text += f"\n({len(run.stale)} stale learner folder(s) ignored: {', '.join(run.stale[:10])})"
+    if run.problem_files:
+        text += (f"\n{len(run.problem_files)} problem file(s), not notebooks (not graded, not counted as learners): "
+                 + "; ".join(f"{Path(p['submission']).name} ({p['why']})" for p in run.problem_files[:10]))
     return text
 
 
@@ -209,14 +215,14 @@ def summary_table(lesson: Lesson, records: list[Learner], protection: str) -> st
         lines.append(f"{ex.id:<22} {worth:>5} {mean:>6.2f} {counts}")
     totals = sorted(rec.points for rec in records)
     most = records[0].max_points
+    width = max(7, *(len(r.student) for r in records))  # ids are ASCII: one column a character
     mid = totals[len(totals) // 2] if len(totals) % 2 else (totals[len(totals) // 2 - 1] + totals[len(totals) // 2]) / 2
     lines += ["", f"total out of {most:g}: mean {sum(totals) / len(totals):.2f}, median {mid:g}, "
                   f"min {totals[0]:g}, max {totals[-1]:g}", "",
-              f"{'student':<32} {'points':>8}  statuses"]
-    for rec in sorted(records, key=lambda r: r.student.lower()):
+              f"{'name':<28} {'student':<{width}} {'points':>8}  statuses"]
+    for rec in sorted(records, key=lambda r: (r.name.casefold(), r.student)):
         st = ", ".join(f"{k}×{v}" for k, v in sorted(Counter(r.status for r in rec.exercises).items()))
-        who = rec.name if rec.name == rec.student else f"{rec.name} ({rec.student})"
-        lines.append(f"{_pad(who, 32)} {rec.points:>4g}/{rec.max_points:<3g}  {st}")
+        lines.append(f"{_pad(rec.name, 28)} {rec.student:<{width}} {rec.points:>4g}/{rec.max_points:<3g}  {st}")
     return "\n".join(lines)
 
 
