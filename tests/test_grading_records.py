@@ -85,3 +85,27 @@ def test_grades_csv_and_the_summary_name_each_learner_beside_the_id(tmp_path, le
     rows = list(csv.DictReader(io.StringIO((out / "grades.csv").read_text(encoding="utf-8"))))
     got = next(r for r in rows if r["student"] == anna.student and r["exercise"] == ex)
     assert got["name"] == ANNA and got["points"] == "0" and "override" in got["message"]
+
+
+def test_html_pages_escape_names_and_messages(tmp_path, lesson):
+    """The feedback page and the class report come from templates that escape by default: a name, a
+    message, a test and a problem file's reason holding markup are shown as text, never run."""
+    from labkit.checks.result import TestResult
+
+    evil = "<script>alert(1)</script>"
+    out, read, _ = _graded_class(tmp_path, lesson)
+    s = next(x for x in read if x.student == "bob")
+    s.identity.name = f"Bob {evil}"
+    results = [ExerciseResult(ex.id, ex.title, "failed", 0.0, float(ex.points), f"got {evil}",
+                              [TestResult(f"t {evil}", False, f"expected `{evil}` **x**")], f"hint {evil}")
+               for ex in lesson.exercises]
+    rec = reports.record(lesson, s, results, "sandbox", "k", out=out)
+    page = reports.feedback_html(rec)
+    assert "<script>" not in page and page.count("&lt;script&gt;") >= 4, page
+    assert "<code>&lt;script&gt;alert(1)&lt;/script&gt;</code>" in page and "<b>x</b>" in page  # inline Markdown kept
+    reports.write_student(out, rec)
+    manifest = json.loads((out / "run.json").read_text(encoding="utf-8"))
+    manifest["problem_files"][0]["why"] = evil
+    (out / "run.json").write_text(json.dumps(manifest), encoding="utf-8")
+    report = class_report.report_html(load_run(out))
+    assert "<script>" not in report and "Bob &lt;script&gt;" in report and f"got {evil}" not in report

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import datetime as _dt
-import html
 import io
 import json
 import os
@@ -156,28 +155,33 @@ def finish_run(out: Path, lesson: Lesson, protection: str) -> str:
 
 
 def feedback_html(learner: Learner) -> str:
-    """The learner's feedback page: one panel per exercise, as in the notebook, with any override said."""
-    from ..checks import panel_html
+    """The learner's feedback page (templates/feedback.html.j2): one panel per exercise, as in the
+    notebook, with any override said. Escaped by default; the template gets plain data only."""
+    from .templating import render
 
-    e = html.escape
+    return render("feedback.html.j2", **feedback_data(learner))
+
+
+def feedback_data(learner: Learner) -> dict:
+    """What the feedback page shows, as plain data (names, messages, numbers as text)."""
+    from ..checks.display import COLORS, once_per_panel
+
     panels = []
     for r in learner.exercises:
-        if r.overridden:
-            r = replace(r, message=f"{r.message} (changed by your instructor from {r.graded_points:g} to "
-                                   f"{r.points:g} points: {r.override_reason})")
-        panel = panel_html(r)
-        if r.notes and r.status == "passed":
-            panel += f"<div style='font-size:12px;color:#6e7781'>Note: {e('; '.join(r.notes))}</div>"
-        panels.append(panel)
-    who = learner.name or learner.student
-    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{e(who)} · lesson "
-            f"{e(learner.lesson)}</title></head><body style='font-family:sans-serif;max-width:860px;margin:2em auto;"
-            f"color:#24292f'><h1 style='font-size:20px'>Lesson {e(learner.lesson_name)}: feedback for "
-            f"{e(who)}</h1><p><b>{learner.points:g} / {learner.max_points:g} points</b> · submitted file "
-            f"<code>{e(Path(learner.submission).name)}</code> · graded {e(learner.graded_at)}</p>"
-            f"<p style='font-size:13px;color:#57606a'>Only your answer cells were run, inside the instructor's copy "
-            f"of the lesson; each exercise shows what was expected and what your code gave.</p>"
-            f"{''.join(panels)}</body></html>\n")
+        failed = [t for t in r.tests if not t.passed]   # an error three tests ran into is said once
+        said = dict(zip(map(id, failed), once_per_panel(r.message, [t.message for t in failed])))
+        passed = r.status == "passed"
+        panels.append({
+            "status": r.status, "label": LABELS.get(r.status, r.status), "color": COLORS.get(r.status, "#6e7781"),
+            "ok_color": COLORS["passed"], "bad_color": COLORS["failed"], "exercise": r.exercise, "title": r.title,
+            "points": f"{r.points:g}", "max_points": f"{r.max_points:g}", "bonus": r.bonus,
+            "message": "" if (passed and r.tests) else r.message,
+            "override": {"graded": f"{r.graded_points:g}", "reason": r.override_reason} if r.overridden else None,
+            "tests": [{"name": t.name, "passed": t.passed, "message": said.get(id(t), t.message)} for t in r.tests],
+            "hint": "" if passed else r.hint, "notes": r.notes if passed else []})
+    return {"who": learner.name or learner.student, "lesson": learner.lesson, "lesson_name": learner.lesson_name,
+            "points": f"{learner.points:g}", "max_points": f"{learner.max_points:g}",
+            "file": Path(learner.submission).name, "graded_at": learner.graded_at, "panels": panels}
 
 
 def histogram(path: Path, totals: list[float], most: float, lesson: str) -> None:
