@@ -1,6 +1,7 @@
 """A golden run of a small class of lesson 00 through the real commands (otter's `assert_dirs_equal`
 is the model): `labkit grade` and `labkit grades export --to csv` on five files — the solution, the
-blank lesson, wrong quiz answers, a learner with a non-Latin name, a malformed file — must write
+blank lesson, wrong quiz answers, a learner with a non-Latin name, a malformed notebook — and a
+`.txt` (a problem file, not a learner: no row in grades.csv, listed in run.json) must write
 exactly the files in tests/golden/grade_00/ once `normalise` has masked what changes from run to run.
 
 After an intended change of what the grader writes, rewrite the golden files and review their diff:
@@ -72,6 +73,7 @@ def _class(folder: Path) -> None:
     (folder / "wrong.ipynb").write_text(json.dumps(with_answers(SOLUTION, _wrong_quizzes())))
     (folder / f"{NON_LATIN}.ipynb").write_text(SOLUTION.read_text())
     (folder / "broken.ipynb").write_text("{not json")
+    (folder / "notes.txt").write_text("I handed in my notebook too\n")
 
 
 def _labkit(*args: str) -> None:
@@ -88,7 +90,9 @@ def test_golden_class_of_lesson_00(tmp_path):
     _class(subs)
     _labkit("grade", "00", str(subs), "--out", str(out), "--jobs", "2", "--no-progress", "--seed", "1")
     _labkit("grades", "export", str(out), "--to", "csv")
-    other = next(l.student for l in load_run(out).learners if l.name == NON_LATIN)
+    run = load_run(out)
+    other = next(l.student for l in run.learners if l.name == NON_LATIN)
+    assert len(run.learners) == 5 and [p["name"] for p in run.problem_files] == ["notes"]
     files = ["grades.csv", "grades-wide.csv", "students/wrong/results.json", f"students/{other}/results.json"]
     got = {f: normalise((out / f).read_text(encoding="utf-8"), [tmp_path]) for f in files}
     if os.environ.get("LABKIT_UPDATE_GOLDEN") == "1":

@@ -4,7 +4,8 @@ One module per stage, dataclasses between them:
 
 * `options`     — the command line (`Options`) and the protection mode (`Protection`).
 * `lesson`      — the solution notebook, its exercises, the test-bundle hash (cache key).
-* `submissions` — files -> `Submission`s, bounded work per file, unique student names.
+* `submissions` — files -> `Submission`s, bounded work per file; a file that is not a notebook is a
+  problem file, never a learner.
 * `rebuild`     — the instructor's notebook with only the learner's answer cells (`Rebuilt`).
 * `run`         — confined kernels execute the rebuilt cells (`Runner`; `forkserver.SandboxSpec` says how).
 * `judge`       — the verdict process judges the recorded plain data (confined, with a timeout).
@@ -17,6 +18,7 @@ One module per stage, dataclasses between them:
 * `writer`      — the one writer of every outcome: results.json, feedback.html, the cache.
 * `command`     — `labkit grade`: the options and the backend.
 * `reports`     — grades.csv, per-student results.json and feedback.html, histogram, summary.
+* `templating`  — the HTML pages (feedback, class report) from escaping jinja2 templates (`templates/`).
 
 Importing this package loads none of them: the sandboxed kernel server (`python -m
 labkit.grading.forkserver`) and the verdict process (`python -m labkit.grading.judge`) import only the

@@ -33,7 +33,7 @@ from .rebuild import Rebuilt, build_run
 from .reports import finish_run, histogram, previous_records, record, write_grades, write_manifest
 from .results import Learner, ResultsError
 from .run import Runner, bound_channels
-from .submissions import Submission, expand, read_submission, resolve, roots_of
+from .submissions import Submission, expand, problem_files, read_submission, resolve, roots_of
 from .unprivileged import course_path
 from .verdicts import compose, unjudged
 from .writer import Writer, learner_record, progress
@@ -398,21 +398,30 @@ def read_batch(lesson: Lesson, files: list[Path], roots: tuple[str, ...], out: P
                shard: tuple[int, int] | None = None, bundle: str = "") -> tuple[list[Submission], set[str]]:
     """Read every file and resolve them to one submission per learner (only `shard`'s share of the
     learners, when given); report the resolution and the stale learner folders of earlier runs, and
-    write the manifest (with the test bundle and shard). Returns the submissions and learners."""
+    write the manifest (with the test bundle and shard). A file that is not a notebook at all is a
+    problem file: listed in the manifest, never a learner. Returns the submissions and learners."""
     from .shards import in_shard
 
-    subs, older, resolution = resolve([read_submission(f, lesson, roots) for f in files])
+    notebooks, problems = problem_files([read_submission(f, lesson, roots) for f in files])
+    if not notebooks and shard is None:
+        raise GradeError(f"none of the {len(problems)} file(s) given is a notebook: "
+                         + "; ".join(f"{s.path.name} ({s.error})" for s in problems[:5]))
+    subs, older, resolution = resolve(notebooks)
     if shard is not None:
         subs, older = [s for s in subs if in_shard(s.student, shard)], [s for s in older if in_shard(s.student, shard)]
+        problems = [s for s in problems if in_shard(s.student, shard)]
     learners = {s.student for s in subs}
     stale = sorted(set(previous_records(out)) - learners)
     for note in resolution.notes:
         print("  " + note, file=sys.stderr)
+    if problems:
+        print(f"labkit grade: {len(problems)} problem file(s), not notebooks (not graded, not counted as learners): "
+              + "; ".join(f"{s.path.name} ({s.error})" for s in problems[:10]), file=sys.stderr)
     if stale:
         print(f"labkit grade: {len(stale)} learner folder(s) in {out / 'students'} are from files no longer "
               f"given (not in this run's grades, exports or report): {', '.join(stale[:10])}", file=sys.stderr)
     write_manifest(out, lesson, subs, older, resolution.notes, stale,
-                   batch={"bundle": bundle, "shard": list(shard) if shard else None})
+                   batch={"bundle": bundle, "shard": list(shard) if shard else None}, problems=problems)
     return subs, learners
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import collections
-import html
 import io
 import re
 from pathlib import Path
@@ -112,124 +111,69 @@ def common_mistakes(run: Run, exercise: str, top: int = TOP_MISTAKES) -> list[tu
 
 
 def report_html(run: Run, roster=None) -> str:
-    """The class report; with a roster (exports.Roster) it also lists who handed nothing in."""
-    figs = figures(run)
-    overrides = [(l.name, ex) for l in run.learners for ex in l.exercises if ex.overridden]
-    return (_summary(run, figs, len(overrides)) + _per_exercise(run, figs) + _mistakes(run) + _problems(run)
-            + (_absent(run, roster) if roster is not None else "") + _notes(run) + _learners(run)
-            + _overrides(overrides) + "</body></html>\n")
+    """The class report (templates/report.html.j2); with a roster (exports.Roster) it also lists who
+    handed nothing in. Escaped by default: the template gets plain data only."""
+    from .templating import render
+
+    return render("report.html.j2", **report_data(run, roster))
 
 
-def _summary(run: Run, figs: dict[str, str], n_overrides: int) -> str:
-    """The page head, the class's size, mean and median, and the score histogram."""
-    e = html.escape
+def report_data(run: Run, roster=None) -> dict:
+    """What the class report shows, as plain data (names, messages, numbers as text)."""
     n = len(run.learners)
     totals = sorted(l.points for l in run.learners)
-    median = (totals[(n - 1) // 2] + totals[n // 2]) / 2 if n else 0
-    style = ("body{font-family:sans-serif;max-width:980px;margin:2em auto;color:#24292f}table{border-collapse:collapse;"
-             "margin:.5em 0 1.5em}td,th{border:1px solid #d0d7de;padding:3px 8px;text-align:left;font-size:13px;"
-             "vertical-align:top}h2{margin-top:1.6em}")
-    return (f"<!doctype html><html><head><meta charset='utf-8'><title>Class report · {e(run.lesson_name)}</title>"
-            f"<style>{style}</style></head><body><h1>Class report · {e(run.lesson_name)}</h1>"
-            f"<p>{n} learners (one graded file each) · mean {sum(totals) / max(1, n):.2f} · median {median:g} of "
-            f"{run.max_points:g} points{f' · {n_overrides} overrides applied' if n_overrides else ''}</p>"
-            f"<h2 id='scores'>Score distribution</h2><img alt='score histogram' src='{figs['scores']}'>")
+    names = {l.student: l.name for l in run.learners}
+    whole = file_problems(run)
+    return {
+        "lesson_name": run.lesson_name, "n": n, "mean": f"{sum(totals) / max(1, n):.2f}",
+        "median": f"{(totals[(n - 1) // 2] + totals[n // 2]) / 2 if n else 0:g}", "max_points": f"{run.max_points:g}",
+        "n_overrides": sum(ex.overridden for l in run.learners for ex in l.exercises), "figures": figures(run),
+        "problem_files": [{"file": Path(p["submission"]).name, "why": p["why"]} for p in run.problem_files],
+        "exercises": _exercises(run), "mistakes": _mistakes(run),
+        "nobody": [i for i, _, _ in run.exercises
+                   if all(not l.get(i) or l.get(i).status in ("not_attempted", "missing") for l in run.learners)],
+        "whole_file": [(names[s], m) for s, m in sorted(whole.items())],
+        "trouble": [(l.name, ex.exercise, ex.status, ex.message) for l in run.learners for ex in l.exercises
+                    if ex.status in ("error", "timeout") and l.student not in whole],
+        "roster": _absent(run, roster) if roster is not None else None,
+        "notes": [str(x) for x in run.manifest.get("notes", [])], "stale": run.stale,
+        "learners": [{"name": l.name, "student": l.student, "source": l.identity.get("source", ""),
+                      "points": f"{l.points:g}", "max_points": f"{l.max_points:g}", "file": Path(l.submission).name,
+                      "older": len(l.other_files)} for l in sorted(run.learners, key=lambda l: l.name.casefold())],
+        "overrides": [(l.name, x.exercise, f"{x.graded_points:g}", f"{x.points:g}", x.override_reason)
+                      for l in run.learners for x in l.exercises if x.overridden]}
 
 
-def _per_exercise(run: Run, figs: dict[str, str]) -> str:
-    """Per exercise: pass rates, mean points and attempts; then the exercises nobody attempted."""
-    e = html.escape
+def _exercises(run: Run) -> list[dict]:
+    """Per exercise: its worth, mean points, pass rate and attempts."""
     n = len(run.learners)
     rows = []
     for i, title, most in run.exercises:
         got = [l.get(i) for l in run.learners]
         attempted = [g for g in got if g and g.status not in ("not_attempted", "missing")]
-        mean = sum(g.points for g in got if g) / max(1, n)
-        worth = f"+{most:g} bonus" if is_bonus(i) else f"{most:g}"   # outside the lesson's maximum
-        rows.append(f"<tr><td><code>{e(i)}</code></td><td>{e(title)}</td><td>{worth}</td>"
-                    f"<td>{mean:.2f}</td><td>{100 * pass_rate(run, i):.0f}%</td><td>{len(attempted)}/{n}</td></tr>")
-    nobody = [i for i, _, _ in run.exercises
-              if all(not l.get(i) or l.get(i).status in ("not_attempted", "missing") for l in run.learners)]
-    return (f"<h2 id='exercises'>Per exercise</h2><img alt='pass rate per exercise' src='{figs['pass_rate']}'>"
-            f"<table><tr><th>exercise</th><th>title</th><th>max</th><th>mean points</th><th>full points</th>"
-            f"<th>attempted</th></tr>{''.join(rows)}</table>"
-            f"<h2 id='nobody'>Exercises nobody attempted</h2>"
-            f"<p>{', '.join(f'<code>{e(i)}</code>' for i in nobody) or 'none'}</p>")
+        rows.append({"id": i, "title": title, "worth": f"+{most:g} bonus" if is_bonus(i) else f"{most:g}",
+                     "mean": f"{sum(g.points for g in got if g) / max(1, n):.2f}",
+                     "rate": f"{100 * pass_rate(run, i):.0f}%", "attempted": len(attempted)})
+    return rows
 
 
-def _mistakes(run: Run) -> str:
-    """The most common failing tests of each exercise, with one example message each."""
-    e = html.escape
-    mistakes = []
+def _mistakes(run: Run) -> list[dict]:
+    """The most common failing tests of each exercise that has any: (learners, tests, one example)."""
+    out = []
     for i, title, _ in run.exercises:
         found = common_mistakes(run, i)
-        if not found:
-            continue
-        items = "".join(f"<tr><td>{cnt}</td><td>{e(name)}</td><td>{e(example)}</td></tr>" for name, _, cnt, example in found)
-        mistakes.append(f"<h3><code>{e(i)}</code> {e(title)}</h3><table><tr><th>learners</th><th>failing tests</th>"
-                        f"<th>message (one example)</th></tr>{items}</table>")
-    return f"<h2 id='mistakes'>Most common failing tests</h2>{''.join(mistakes) or '<p>none</p>'}"
+        if found:
+            out.append({"id": i, "title": title, "rows": [(cnt, name, example) for name, _, cnt, example in found]})
+    return out
 
 
-def _problems(run: Run) -> str:
-    """Files that could not be graded at all, then the exercises that errored or timed out elsewhere."""
-    e = html.escape
-    whole = file_problems(run)
-    names = {l.student: l.name for l in run.learners}
-    trouble = [(l.student, ex.exercise, ex.status, ex.message) for l in run.learners for ex in l.exercises
-               if ex.status in ("error", "timeout") and l.student not in whole]
-    trouble_rows = "".join(f"<tr><td>{e(names[s])}</td><td><code>{e(x)}</code></td><td>{e(st)}</td><td>{e(m)}</td></tr>"
-                           for s, x, st, m in trouble)
-    file_rows = "".join(f"<tr><td>{e(names[s])}</td><td>{e(m)}</td></tr>" for s, m in sorted(whole.items()))
-    return ("<h2 id='files'>Files that could not be graded</h2>"
-            + (f"<table><tr><th>learner</th><th>why (one message for the whole file)</th></tr>{file_rows}</table>"
-               if whole else "<p>none</p>")
-            + "<h2 id='trouble'>Exercises that errored or timed out</h2>"
-            + (f"<table><tr><th>learner</th><th>exercise</th><th>status</th><th>message</th></tr>{trouble_rows}</table>"
-               if trouble else "<p>none</p>"))
-
-
-def _absent(run: Run, roster) -> str:
+def _absent(run: Run, roster) -> dict:
     """Who is on the roster but handed nothing in, and who was graded but matches no roster line."""
     from .exports import match
 
-    e = html.escape
     m = match([run], roster)
-    absent = [x.label for x in m.no_submission]
-    unmatched = [f"{l.name} [{l.student}]" for _, l in m.not_on_roster] + m.ambiguous
-    return (f"<h2 id='absent'>On the roster, nothing handed in</h2><p>{e(', '.join(absent)) or 'none'}</p>"
-            + (f"<p>Graded but not matched to the roster: {e('; '.join(unmatched))}</p>" if unmatched else ""))
-
-
-def _notes(run: Run) -> str:
-    """The grader's notes on files and names, and the stale learner folders this run does not count."""
-    e = html.escape
-    manifest_notes = [str(x) for x in run.manifest.get("notes", [])]
-    return ((f"<h2 id='notes'>Files and names</h2><ul>{''.join(f'<li>{e(x)}</li>' for x in manifest_notes)}</ul>"
-             if manifest_notes else "")
-            + (f"<p>{len(run.stale)} learner folder(s) from an earlier grading are not part of this run and are not "
-               f"counted: {e(', '.join(run.stale[:20]))}</p>" if run.stale else ""))
-
-
-def _learners(run: Run) -> str:
-    """Every learner by name: id, how they were named, points, feedback link and the file graded."""
-    e = html.escape
-    learner_rows = "".join(
-        f"<tr><td>{e(l.name)}</td><td><code>{e(l.student)}</code></td><td>{e(l.identity.get('source', ''))}</td>"
-        f"<td>{l.points:g} / {l.max_points:g}</td><td><a href='students/{e(l.student)}/feedback.html'>feedback</a></td>"
-        f"<td>{e(Path(l.submission).name)}" + (f" ({len(l.other_files)} older file(s) not graded)" if l.other_files else "")
-        + "</td></tr>" for l in sorted(run.learners, key=lambda l: l.name.casefold()))
-    return (f"<h2 id='learners'>Learners</h2><table><tr><th>name</th><th>id</th><th>named by</th><th>points</th>"
-            f"<th>feedback</th><th>file graded</th></tr>{learner_rows}</table>")
-
-
-def _overrides(overrides: list) -> str:
-    """The instructor's overrides: learner, exercise, graded → given points and the reason ('' if none)."""
-    e = html.escape
-    override_rows = "".join(f"<tr><td>{e(s)}</td><td><code>{e(x.exercise)}</code></td><td>{x.graded_points:g} → "
-                            f"{x.points:g}</td><td>{e(x.override_reason)}</td></tr>" for s, x in overrides)
-    return (f"<h2 id='overrides'>Overrides</h2><table><tr><th>learner</th><th>exercise</th><th>points</th>"
-            f"<th>reason</th></tr>{override_rows}</table>" if overrides else "")
+    return {"absent": [x.label for x in m.no_submission],
+            "unmatched": [f"{l.name} [{l.student}]" for _, l in m.not_on_roster] + m.ambiguous}
 
 
 def write_report(run: Run, out: Path | None = None, roster=None) -> Path:

@@ -98,10 +98,10 @@ def main(argv: list[str] | None = None) -> int:
                       "was written", file=sys.stderr)
                 return 1
         else:
-            from .reports import grade_rows, write_csv
+            from .reports import write_grades
 
             o = add_override(args.run, args.student, args.exercise, args.points, args.reason)
-            write_csv(Path(args.run) / "grades.csv", grade_rows(load_run(args.run).learners))
+            write_grades(Path(args.run))  # its one writer, from the records on disk, the override applied
             print(f"Override recorded in {Path(args.run) / 'overrides.csv'}: {o.student} {o.exercise} -> "
                   f"{o.points:g} points ({o.reason}). grades.csv, exports, the report and feedback apply it.")
     except ResultsError as e:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import datetime as _dt
-import html
 import io
 import json
 import os
@@ -20,7 +19,8 @@ from .lesson import Lesson
 from .results import ExerciseResult, Learner, ResultsError, load_run, read_record, write_record
 from .submissions import Submission
 
-COLUMNS = ["student", "lesson", "exercise", "points", "max_points", "status", "message"]
+#: grades.csv: the learner's stable id, then their display name (Unicode, as the identity gives it)
+COLUMNS = ["student", "name", "lesson", "exercise", "points", "max_points", "status", "message"]
 MANIFEST = "run.json"
 
 
@@ -96,16 +96,17 @@ def write_csv(path: Path, rows: list[dict]) -> None:
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(COLUMNS)
     for r in rows:
-        w.writerow([spreadsheet_safe(r["student"]), r["lesson"], r["exercise"], f"{r['points']:g}", f"{r['max_points']:g}",
+        w.writerow([spreadsheet_safe(r["student"]), spreadsheet_safe(r["name"]), r["lesson"], r["exercise"], f"{r['points']:g}", f"{r['max_points']:g}",
                     r["status"], spreadsheet_safe(r["message"])])
     atomic_write(path, buf.getvalue())
 
 
 def write_manifest(out: Path, lesson: Lesson, subs: list[Submission], older: list[Submission], notes: list[str],
-                   stale: list[str], batch: dict | None = None) -> None:
+                   stale: list[str], batch: dict | None = None, problems: Iterable[Submission] = ()) -> None:
     """`DIR/run.json`: exactly who this grading of the folder is about. Exports, the report and feedback
-    read these learners and no others (folders of earlier runs' learners are `stale`). `batch`: the
-    test-bundle hash and shard it was graded with (what `labkit grades merge` checks)."""
+    read these learners and no others (folders of earlier runs' learners are `stale`; `problems`, files
+    that are not notebooks, are listed apart). `batch`: the test-bundle hash and shard it was graded
+    with (what `labkit grades merge` checks)."""
     import datetime as dt
 
     atomic_write(out / MANIFEST, json.dumps({
@@ -115,6 +116,7 @@ def write_manifest(out: Path, lesson: Lesson, subs: list[Submission], older: lis
                       **_where(s.path, out)} for s in subs],
         "set_aside": [{"student": s.student, "name": s.name, **_where(s.path, out),
                        "why": "an older file of a learner whose latest file is graded"} for s in older],
+        "problem_files": [{"name": s.name, **_where(s.path, out), "why": s.error or "not a notebook"} for s in problems],
         "notes": notes, "stale": stale, **({"batch": batch} if batch else {})}, indent=1, ensure_ascii=False))
 
 
@@ -127,7 +129,7 @@ def grade_rows(learners: Iterable[Learner]) -> list[dict]:
                                 if ex.overridden else "")
             if ex.bonus:  # outside the lesson's maximum: the column sums to what the core asks
                 msg = f"bonus (worth {ex.max_points:g} points on top of the maximum): {msg}"
-            rows.append({"student": learner.student, "lesson": learner.lesson, "exercise": ex.exercise,
+            rows.append({"student": learner.student, "name": learner.name, "lesson": learner.lesson, "exercise": ex.exercise,
                          "points": ex.points, "max_points": 0.0 if ex.bonus else ex.max_points,
                          "status": ex.status, "message": msg})
     return rows
@@ -146,32 +148,40 @@ def finish_run(out: Path, lesson: Lesson, protection: str) -> str:
         text += f"\n({n} override(s) from {out / 'overrides.csv'} applied.)"
     if run.stale:
         text += f"\n({len(run.stale)} stale learner folder(s) ignored: {', '.join(run.stale[:10])})"
+    if run.problem_files:
+        text += (f"\n{len(run.problem_files)} problem file(s), not notebooks (not graded, not counted as learners): "
+                 + "; ".join(f"{Path(p['submission']).name} ({p['why']})" for p in run.problem_files[:10]))
     return text
 
 
 def feedback_html(learner: Learner) -> str:
-    """The learner's feedback page: one panel per exercise, as in the notebook, with any override said."""
-    from ..checks import panel_html
+    """The learner's feedback page (templates/feedback.html.j2): one panel per exercise, as in the
+    notebook, with any override said. Escaped by default; the template gets plain data only."""
+    from .templating import render
 
-    e = html.escape
+    return render("feedback.html.j2", **feedback_data(learner))
+
+
+def feedback_data(learner: Learner) -> dict:
+    """What the feedback page shows, as plain data (names, messages, numbers as text)."""
+    from ..checks.display import COLORS, once_per_panel
+
     panels = []
     for r in learner.exercises:
-        if r.overridden:
-            r = replace(r, message=f"{r.message} (changed by your instructor from {r.graded_points:g} to "
-                                   f"{r.points:g} points: {r.override_reason})")
-        panel = panel_html(r)
-        if r.notes and r.status == "passed":
-            panel += f"<div style='font-size:12px;color:#6e7781'>Note: {e('; '.join(r.notes))}</div>"
-        panels.append(panel)
-    who = learner.name or learner.student
-    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{e(who)} · lesson "
-            f"{e(learner.lesson)}</title></head><body style='font-family:sans-serif;max-width:860px;margin:2em auto;"
-            f"color:#24292f'><h1 style='font-size:20px'>Lesson {e(learner.lesson_name)}: feedback for "
-            f"{e(who)}</h1><p><b>{learner.points:g} / {learner.max_points:g} points</b> · submitted file "
-            f"<code>{e(Path(learner.submission).name)}</code> · graded {e(learner.graded_at)}</p>"
-            f"<p style='font-size:13px;color:#57606a'>Only your answer cells were run, inside the instructor's copy "
-            f"of the lesson; each exercise shows what was expected and what your code gave.</p>"
-            f"{''.join(panels)}</body></html>\n")
+        failed = [t for t in r.tests if not t.passed]   # an error three tests ran into is said once
+        said = dict(zip(map(id, failed), once_per_panel(r.message, [t.message for t in failed])))
+        passed = r.status == "passed"
+        panels.append({
+            "status": r.status, "label": LABELS.get(r.status, r.status), "color": COLORS.get(r.status, "#6e7781"),
+            "ok_color": COLORS["passed"], "bad_color": COLORS["failed"], "exercise": r.exercise, "title": r.title,
+            "points": f"{r.points:g}", "max_points": f"{r.max_points:g}", "bonus": r.bonus,
+            "message": "" if (passed and r.tests) else r.message,
+            "override": {"graded": f"{r.graded_points:g}", "reason": r.override_reason} if r.overridden else None,
+            "tests": [{"name": t.name, "passed": t.passed, "message": said.get(id(t), t.message)} for t in r.tests],
+            "hint": "" if passed else r.hint, "notes": r.notes if passed else []})
+    return {"who": learner.name or learner.student, "lesson": learner.lesson, "lesson_name": learner.lesson_name,
+            "points": f"{learner.points:g}", "max_points": f"{learner.max_points:g}",
+            "file": Path(learner.submission).name, "graded_at": learner.graded_at, "panels": panels}
 
 
 def histogram(path: Path, totals: list[float], most: float, lesson: str) -> None:
@@ -209,14 +219,14 @@ def summary_table(lesson: Lesson, records: list[Learner], protection: str) -> st
         lines.append(f"{ex.id:<22} {worth:>5} {mean:>6.2f} {counts}")
     totals = sorted(rec.points for rec in records)
     most = records[0].max_points
+    width = max(7, *(len(r.student) for r in records))  # ids are ASCII: one column a character
     mid = totals[len(totals) // 2] if len(totals) % 2 else (totals[len(totals) // 2 - 1] + totals[len(totals) // 2]) / 2
     lines += ["", f"total out of {most:g}: mean {sum(totals) / len(totals):.2f}, median {mid:g}, "
                   f"min {totals[0]:g}, max {totals[-1]:g}", "",
-              f"{'student':<32} {'points':>8}  statuses"]
-    for rec in sorted(records, key=lambda r: r.student.lower()):
+              f"{'name':<28} {'student':<{width}} {'points':>8}  statuses"]
+    for rec in sorted(records, key=lambda r: (r.name.casefold(), r.student)):
         st = ", ".join(f"{k}×{v}" for k, v in sorted(Counter(r.status for r in rec.exercises).items()))
-        who = rec.name if rec.name == rec.student else f"{rec.name} ({rec.student})"
-        lines.append(f"{_pad(who, 32)} {rec.points:>4g}/{rec.max_points:<3g}  {st}")
+        lines.append(f"{_pad(rec.name, 28)} {rec.student:<{width}} {rec.points:>4g}/{rec.max_points:<3g}  {st}")
     return "\n".join(lines)
 
 

@@ -263,6 +263,15 @@ class Run:
         """The lesson's maximum: its core exercises (a bonus exercise's points count on top)."""
         return round(sum(m for i, _, m in self.exercises if not is_bonus(i)), 2)
 
+    @property
+    def problem_files(self) -> list[dict]:
+        """Files of the latest grading that are not notebooks (run.json: name, submission, why):
+        reported, never counted as learners."""
+        found = self.manifest.get("problem_files")
+        keys = ("name", "submission", "why")
+        return [p for p in found if isinstance(p, dict) and all(isinstance(p.get(k), str) for k in keys)] \
+            if isinstance(found, list) else []
+
     def learner(self, student: str) -> Learner | None:
         """By learner id (case-insensitive), else by display name when exactly one learner has it."""
         import unicodedata

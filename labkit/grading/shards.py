@@ -99,7 +99,7 @@ def merge(out: Path, folders: list[Path]) -> str:
     cache = ResultsCache(out, trusted=True)
     manifest: dict = {k: shards[0][1].get(k) for k in ("lesson", "lesson_name")}
     manifest.update(graded_at=max(str(m.get("graded_at", "")) for _, m in shards), learners=[], set_aside=[],
-                    notes=[], stale=[], batch={"bundle": shards[0][1]["batch"]["bundle"], "shard": None,
+                    problem_files=[], notes=[], stale=[], batch={"bundle": shards[0][1]["batch"]["bundle"], "shard": None,
                                                "merged_from": [str(f) for f, _ in shards]})
     for f, m, run in load:
         wanted = {x["student"] for x in m["learners"]}
@@ -114,6 +114,7 @@ def merge(out: Path, folders: list[Path]) -> str:
                 cache.put(rec.cache_key, entry)
         manifest["learners"] += [dict(x, **_where(x["submission"], out)) for x in m["learners"]]
         manifest["set_aside"] += [dict(x, **_where(x["submission"], out)) for x in m.get("set_aside", [])]
+        manifest["problem_files"] += [dict(x, **_where(x["submission"], out)) for x in m.get("problem_files", [])]
         manifest["notes"] += m.get("notes", [])
     manifest["learners"].sort(key=lambda x: x["student"].lower())
     atomic_write(out / "run.json", json.dumps(manifest, indent=1, ensure_ascii=False))

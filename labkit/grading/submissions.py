@@ -36,11 +36,18 @@ class Submission:
     status: str = "error"
     other_files: list[str] | None = None   # the same learner's older files, not graded
     version: str = ""               # the lesson version stamped in the file ('' when none)
+    notebook: bool = False          # the file parsed as a notebook (JSON with a list of cells)
     _meta: dict | None = None       # the notebook's metadata (the identity's last resort)
 
     @property
     def name(self) -> str:
         return self.identity.name if self.identity else self.student
+
+    @property
+    def problem_file(self) -> bool:
+        """Not a notebook at all (a `.txt`, a `.pdf`, Moodle's online text): reported as a problem file,
+        never counted as a learner. A broken `.ipynb` is a learner's notebook and gets their error rows."""
+        return not self.notebook and self.path.suffix.lower() != ".ipynb"
 
 
 def roots_of(paths: list[str] | tuple[str, ...]) -> tuple[str, ...]:
@@ -126,6 +133,7 @@ def _read(path: Path, lesson: Lesson) -> Submission:
     if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
         sub.error = "not a Jupyter notebook (no list of cells)"
         return sub
+    sub.notebook = True
     if len(nb["cells"]) > MAX_CELLS:
         sub.error = f"notebook too large: {len(nb['cells'])} cells (the limit is {MAX_CELLS})"
         return sub
@@ -150,6 +158,11 @@ def _read(path: Path, lesson: Lesson) -> Submission:
         return sub
     sub.nb = nb
     return sub
+
+
+def problem_files(subs: list[Submission]) -> tuple[list[Submission], list[Submission]]:
+    """(the files that are notebooks or meant to be, the problem files: not notebooks at all)."""
+    return [s for s in subs if not s.problem_file], [s for s in subs if s.problem_file]
 
 
 def resolve(subs: list[Submission]) -> tuple[list[Submission], list[Submission], Resolution]:
