@@ -8,7 +8,7 @@ STAMP := $(VENV)/.labkit-installed
 # It is asked for only when it answers within 3 s, so an offline mirror or CI loses no time.
 TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 
-.PHONY: lab test test-fast test-network test-notebooks test-grading test-browser test-cpu-path bench assign solutions course-model system-deps clean
+.PHONY: lab test test-fast test-network test-notebooks test-grading test-browser test-cpu-path bench assign format solutions course-model system-deps clean
 
 # As root (containers, cloud VMs) JupyterLab needs --allow-root; the URL to open is printed below.
 lab: $(STAMP)
@@ -75,6 +75,10 @@ bench: $(STAMP)
 
 assign: $(STAMP)
 	$(VENV)/bin/labkit assign
+
+# Maintainers: format the solution notebooks' code ([tool.ruff] in pyproject.toml), then `make assign`.
+format: $(STAMP)
+	$(VENV)/bin/ruff format solutions
 
 # Re-execute every solution notebook in place (committed outputs are what nbval checks).
 solutions: $(STAMP)
