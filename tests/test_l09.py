@@ -301,9 +301,20 @@ def test_genai_layout_masks_left_padding():
     assert (unmasked - alone).abs().max() > 1e-2     # without the mask the pads change the result
 
 
+def _torch_greedy(model, ids, n_new):
+    """n_new greedy tokens of a TinyGPT after `ids`, with its cache (the lesson's loop, in PyTorch)."""
+    out, x, pk, pv = [], torch.from_numpy(ids)[None], None, None
+    with torch.no_grad():
+        for _ in range(n_new):
+            logits, pk, pv = model(x, pk, pv)
+            out.append(int(logits[0, -1].argmax()))
+            x = torch.tensor([[out[-1]]])
+    return out
+
+
 def test_export_for_genai_runs_in_genai_with_the_same_tokens(tmp_path):
     """The exported folder loads in onnxruntime-genai and its greedy tokens equal a cached greedy loop in
-    PyTorch on a small random model (a 1-layer model: the export costs a few seconds)."""
+    PyTorch on a small random model, alone and in a right-padded batch (one export: a few seconds)."""
     import json
 
     import onnxruntime_genai as og
@@ -326,11 +337,21 @@ def test_export_for_genai_runs_in_genai_with_the_same_tokens(tmp_path):
     while not gen.is_done():
         gen.generate_next_token()
         got.append(int(gen.get_next_tokens()[0]))
-    want, x, pk, pv = [], torch.from_numpy(ids)[None], None, None
-    with torch.no_grad():
-        for _ in range(n_new):
-            logits, pk, pv = model(x, pk, pv)
-            want.append(int(logits[0, -1].argmax()))
-            x = torch.tensor([[want[-1]]])
+    want = _torch_greedy(model, ids, n_new)
     assert VOCAB.index("~") not in want               # genai would stop there (the config's eos)
     assert got == want
+    # a batch padded on the right (genai's side): the short row continues as it does alone
+    short = encode("x")
+    batch = np.full((2, len(ids)), cfg["model"]["pad_token_id"], np.int32)
+    batch[0], batch[1, :1] = ids, short
+    params = og.GeneratorParams(og_model)
+    params.set_search_options(max_length=len(ids) + n_new, batch_size=2)
+    gen = og.Generator(og_model, params)
+    gen.append_tokens(batch)
+    rows = []
+    while not gen.is_done():
+        gen.generate_next_token()
+        rows.append(gen.get_next_tokens().copy())
+    rows = np.array(rows).T
+    assert rows[0].tolist() == want
+    assert rows[1].tolist() == _torch_greedy(model, short, n_new)
