@@ -281,3 +281,43 @@ def write_course_model(steps: int = STEPS, seed: int = SEED, path: Path = WEIGHT
     sha = save_weights(state, path, Path(__file__))
     _state = None
     return sha, perplexity_of(model, held)[0]
+
+
+def GenaiLayout(model):
+    """Wraps a TinyGPT with the inputs and outputs onnxruntime-genai expects of a decoder: `forward(input_ids,
+    attention_mask, position_ids, past)` with `past` the per-layer keys and values [k0, v0, k1, v1, ...],
+    each (batch, head, past, head_dim); returns the logits and the present keys and values in the same order.
+
+    The same weights and function as `model` on an all-ones mask with positions 0, 1, ...; keys whose mask is
+    0 (padding) get no attention. A masked score is -1e9, not -inf, so a padding row that sees no key gives a
+    uniform row instead of NaN (exp(-1e9 - max) is exactly 0 in float32, so unmasked rows are unchanged)."""
+    torch = _torch()
+    nn, F = torch.nn, torch.nn.functional
+
+    class Wrapper(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.model = model
+
+        def forward(self, input_ids, attention_mask, position_ids, past):
+            m = self.model
+            b, t = input_ids.shape
+            c, nh = m.d_model, m.n_head
+            hd = c // nh
+            s = past[0].shape[2] + t
+            causal = torch.arange(s).unsqueeze(0) <= torch.arange(t).unsqueeze(1) + (s - t)
+            allowed = causal[None, None] & attention_mask[:, None, None, :].bool()
+            x = m.tok(input_ids) + m.pos(position_ids)
+            present = []
+            for i, blk in enumerate(m.blocks):
+                q, k, v = (z.view(b, t, nh, hd).transpose(1, 2) for z in blk.qkv(blk.ln1(x)).split(c, dim=2))
+                k = torch.cat([past[2 * i], k], dim=2)
+                v = torch.cat([past[2 * i + 1], v], dim=2)
+                att = (q @ k.transpose(-2, -1)) * (1.0 / hd ** 0.5)
+                y = att.masked_fill(~allowed, -1e9).softmax(dim=-1) @ v
+                x = x + blk.proj(y.transpose(1, 2).reshape(b, t, c))
+                x = x + blk.fc2(F.gelu(blk.fc1(blk.ln2(x))))
+                present += [k, v]
+            return (m.head(m.ln_f(x)), *present)
+
+    return Wrapper().eval()

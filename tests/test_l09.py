@@ -249,3 +249,109 @@ def test_course_model_command_retrains_the_transformer(tmp_path):
     assert sha in out.stdout and "run-solutions 09" in out.stdout
     with np.load(pkg / "assets" / "tiny_gpt.npz") as f:
         assert f["heldout"].shape == (transformer.HELDOUT_CHARS,)
+
+
+# ---------------------------------------------------------------- onnxruntime-genai layout (optional part)
+
+
+def _genai_feed(ids, pads=0):
+    """input_ids, attention_mask, position_ids of `ids` (1-D) left-padded with `pads` zeros (positions 0 there)."""
+    n = len(ids)
+    x = torch.from_numpy(np.concatenate([np.zeros(pads, np.int64), ids]))[None]
+    mask = torch.tensor([[0] * pads + [1] * n])
+    pos = torch.tensor([[0] * pads + list(range(n))])
+    return x, mask, pos
+
+
+def test_genai_layout_is_the_course_model_with_per_layer_cache():
+    """GenaiLayout computes the course model's function: prefill with an empty per-layer past, then one token."""
+    from labkit.transformer import GenaiLayout
+
+    model = trained_gpt()
+    wrapped = GenaiLayout(model)
+    ids = encode("An object is said to")
+    empty = [torch.zeros((1, model.n_head, 0, model.d_model // model.n_head))] * (2 * model.n_layer)
+    with torch.no_grad():
+        logits, keys, values = model(torch.from_numpy(ids)[None])
+        out = wrapped(*_genai_feed(ids[:-1]), empty)
+        step = wrapped(torch.from_numpy(ids[-1:])[None], torch.ones((1, len(ids)), dtype=torch.int64),
+                       torch.tensor([[len(ids) - 1]]), list(out[1:]))
+    torch.testing.assert_close(out[0], logits[:, :-1], atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(step[0], logits[:, -1:], atol=1e-5, rtol=1e-5)
+    for i in range(model.n_layer):
+        torch.testing.assert_close(step[1 + 2 * i], keys[i], atol=1e-5, rtol=1e-5)
+        torch.testing.assert_close(step[2 + 2 * i], values[i], atol=1e-5, rtol=1e-5)
+
+
+def test_genai_layout_masks_left_padding():
+    """A prompt left-padded with mask 0 gives the unpadded prompt's logits; the mask is what makes it so."""
+    from labkit.transformer import GenaiLayout
+
+    model = trained_gpt()
+    wrapped = GenaiLayout(model)
+    ids = encode("def f(x):")
+    empty = [torch.zeros((1, model.n_head, 0, model.d_model // model.n_head))] * (2 * model.n_layer)
+    with torch.no_grad():
+        alone = wrapped(*_genai_feed(ids), empty)[0]
+        x, mask, pos = _genai_feed(ids, pads=5)
+        padded = wrapped(x, mask, pos, empty)[0][:, 5:]
+        unmasked = wrapped(x, torch.ones_like(mask), pos, empty)[0][:, 5:]
+    assert not torch.isnan(padded).any()
+    torch.testing.assert_close(padded, alone, atol=1e-5, rtol=1e-5)
+    assert (unmasked - alone).abs().max() > 1e-2     # without the mask the pads change the result
+
+
+def _torch_greedy(model, ids, n_new):
+    """n_new greedy tokens of a TinyGPT after `ids`, with its cache (the lesson's loop, in PyTorch)."""
+    out, x, pk, pv = [], torch.from_numpy(ids)[None], None, None
+    with torch.no_grad():
+        for _ in range(n_new):
+            logits, pk, pv = model(x, pk, pv)
+            out.append(int(logits[0, -1].argmax()))
+            x = torch.tensor([[out[-1]]])
+    return out
+
+
+def test_export_for_genai_runs_in_genai_with_the_same_tokens(tmp_path):
+    """The exported folder loads in onnxruntime-genai and its greedy tokens equal a cached greedy loop in
+    PyTorch on a small random model, alone and in a right-padded batch (one export: a few seconds)."""
+    import json
+
+    import onnxruntime_genai as og
+
+    from labkit.material.l09 import export_for_genai
+    from labkit.transformer import VOCAB
+
+    config, state = random_state(1)
+    model = gpt_from_state(config, state)
+    cfg = export_for_genai(model, tmp_path)
+    assert json.loads((tmp_path / "genai_config.json").read_text()) == cfg
+    ids = encode("for x in")
+    og_model = og.Model(str(tmp_path))
+    params = og.GeneratorParams(og_model)
+    n_new = 12
+    params.set_search_options(max_length=len(ids) + n_new)
+    gen = og.Generator(og_model, params)
+    gen.append_tokens(ids.astype(np.int32)[None])
+    got = []
+    while not gen.is_done():
+        gen.generate_next_token()
+        got.append(int(gen.get_next_tokens()[0]))
+    want = _torch_greedy(model, ids, n_new)
+    assert VOCAB.index("~") not in want               # genai would stop there (the config's eos)
+    assert got == want
+    # a batch padded on the right (genai's side): the short row continues as it does alone
+    short = encode("x")
+    batch = np.full((2, len(ids)), cfg["model"]["pad_token_id"], np.int32)
+    batch[0], batch[1, :1] = ids, short
+    params = og.GeneratorParams(og_model)
+    params.set_search_options(max_length=len(ids) + n_new, batch_size=2)
+    gen = og.Generator(og_model, params)
+    gen.append_tokens(batch)
+    rows = []
+    while not gen.is_done():
+        gen.generate_next_token()
+        rows.append(gen.get_next_tokens().copy())
+    rows = np.array(rows).T
+    assert rows[0].tolist() == want
+    assert rows[1].tolist() == _torch_greedy(model, short, n_new)

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["random_gpt", "decoder_bytes", "CACHE_CLIP", "clipped_cache_decoder_bytes", "cache_decoder"]
+__all__ = ["random_gpt", "decoder_bytes", "CACHE_CLIP", "clipped_cache_decoder_bytes", "cache_decoder",
+           "export_for_genai"]
 
 
 # ---------------------------------------------------------------- harnesses (test material handed to the learner)
@@ -114,3 +115,64 @@ def cache_decoder():
             return type(self)()
 
     return CacheDecoder()
+
+
+# ---------------------------------------------------------------- onnxruntime-genai (optional part)
+
+
+def export_for_genai(model, folder, stop: str = "~") -> dict:
+    """Export a TinyGPT in the layout onnxruntime-genai reads and write `folder/decoder.onnx` and
+    `folder/genai_config.json`; returns the config. Inputs input_ids, attention_mask, position_ids (int64,
+    batch x sequence; the mask batch x total length) and past_key_values.%d.key/value; outputs logits and
+    present.%d.key/value (genai's default names, src/config.h), batch, sequence and past length dynamic.
+    The model has no end-of-text token and genai needs one in the vocabulary: the character `stop` serves as
+    eos and padding (genai ends a sequence that produces it; "~" is rare in the corpus)."""
+    import json
+    from pathlib import Path
+
+    import onnx
+    import torch
+
+    from ..quiet import quiet
+    from ..transformer import VOCAB, GenaiLayout
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    n_layer, n_head = model.n_layer, model.n_head
+    head = model.d_model // n_head
+    names = [f"{kind}.{i}.{kv}" for i in range(n_layer) for kv in ("key", "value")
+             for kind in ("past_key_values",)]
+    batch, seq, past = torch.export.Dim("batch"), torch.export.Dim("seq"), torch.export.Dim("past")
+    total = torch.export.Dim("total")
+    ids = torch.zeros((2, 3), dtype=torch.int64)
+    cache = [torch.zeros((2, n_head, 4, head)) for _ in names]
+    example = (ids, torch.ones((2, 7), dtype=torch.int64), torch.arange(4, 7).repeat(2, 1), cache)
+    dynamic = {"input_ids": {0: batch, 1: seq}, "attention_mask": {0: batch, 1: total},
+               "position_ids": {0: batch, 1: seq}, "past": [{0: batch, 2: past} for _ in names]}
+    with quiet(), torch.no_grad():
+        program = torch.onnx.export(
+            GenaiLayout(model), example, dynamo=True, dynamic_shapes=dynamic,
+            input_names=["input_ids", "attention_mask", "position_ids", *names],
+            output_names=["logits", *(n.replace("past_key_values", "present") for n in names)])
+    onnx.save(program.model_proto, folder / "decoder.onnx")
+    vocab = model.head.out_features
+    config = {
+        "model": {
+            "type": "decoder", "vocab_size": vocab, "context_length": model.context,
+            "bos_token_id": 0, "eos_token_id": VOCAB.index(stop), "pad_token_id": VOCAB.index(stop),
+            "decoder": {
+                "filename": "decoder.onnx",
+                "session_options": {"intra_op_num_threads": 1, "log_severity_level": 4,
+                                    "provider_options": []},
+                "num_attention_heads": n_head, "num_key_value_heads": n_head,
+                "head_size": head, "hidden_size": model.d_model, "num_hidden_layers": n_layer,
+                "inputs": {"input_ids": "input_ids", "attention_mask": "attention_mask",
+                           "position_ids": "position_ids",
+                           "past_key_names": "past_key_values.%d.key",
+                           "past_value_names": "past_key_values.%d.value"},
+                "outputs": {"logits": "logits", "present_key_names": "present.%d.key",
+                            "present_value_names": "present.%d.value"}}},
+        "search": {"max_length": model.context, "do_sample": False, "num_beams": 1,
+                   "past_present_share_buffer": False}}
+    (folder / "genai_config.json").write_text(json.dumps(config, indent=2))
+    return config
