@@ -255,7 +255,7 @@ def _int4_loops(w, block_size):
 
 
 def _int4_pad_float64(w, block_size):
-    """Right: np.pad, float64 arithmetic, np.divide(where=...), int64 codes."""
+    """Right: np.pad, float64 arithmetic, np.divide(where=...), int64 codes, cast to the prompt's dtypes at the end."""
     k, n = w.shape
     pad = -k % block_size
     blocks = np.pad(w.astype(np.float64).T, ((0, 0), (0, pad))).reshape(n, -1, block_size)
@@ -265,7 +265,14 @@ def _int4_pad_float64(w, block_size):
     inv = np.divide(1.0, scale, out=np.zeros_like(scale), where=scale > 0)
     zp = np.rint(-rmin * inv).astype(np.int64)
     q = np.clip(np.rint(blocks * inv[..., None]) + zp[..., None], 0, 15).astype(np.int64)
-    return q, scale, zp
+    return q.astype(np.uint8), scale.astype(np.float32), zp.astype(np.uint8)
+
+
+def _int4_wide_dtypes(w, block_size):
+    """Wrong form: right values, but int64 codes and zero points and float64 scales (the prompt asks uint8 and
+    float32, what MatMulNBits stores)."""
+    q, scale, zp = _int4_pad_float64(w, block_size)
+    return q.astype(np.int64), scale.astype(np.float64), zp.astype(np.int64)
 
 
 def _int4(symmetric=False, no_zp=False, trunc=False, no_zero=False, floor_blocks=False, signed=False,
@@ -309,7 +316,8 @@ def _int4(symmetric=False, no_zp=False, trunc=False, no_zero=False, floor_blocks
 
 CORPUS["06.int4_blocks"] = [
     Right("loops, Python floats, halves rounded up", answer=_int4_loops),
-    Right("np.pad, float64, np.rint, int64 arrays", answer=_int4_pad_float64),
+    Right("np.pad, float64, np.rint, cast at the end", answer=_int4_pad_float64),
+    Wrong("int64 codes and float64 scales", answer=_int4_wide_dtypes, outputs_wrong=False),
     Wrong("symmetric: scale max|w| / 7, zero point 8", answer=_int4(symmetric=True)),
     Wrong("zero point not added to the codes", answer=_int4(no_zp=True)),
     Wrong("astype truncates instead of rounding", answer=_int4(trunc=True)),
