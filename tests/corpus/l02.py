@@ -29,6 +29,19 @@ def _count(model, *, floats_only=True, cos=True, cos_runtime=False, inputs=False
     return total
 
 
+def _count_by_dtype_name_bf16(model):
+    """dtype.kind "f", or bfloat16 (ml_dtypes gives it kind "V"): the prompt's four float types."""
+    inits = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    floaty = lambda a: a.dtype.kind == "f" or a.dtype.name == "bfloat16"  # noqa: E731
+    total = sum(a.size for a in inits.values() if floaty(a))
+    for n in model.graph.node:
+        if n.op_type == "ConstantOfShape" and n.input and n.input[0] in inits:
+            attrs = {a.name: numpy_helper.to_array(a.t) for a in n.attribute}
+            if floaty(attrs.get("value", np.zeros(1, np.float32))):
+                total += int(np.prod(inits[n.input[0]]))
+    return int(total)
+
+
 def _count_by_dtype_name(model):
     inits = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
     total = sum(a.size for a in inits.values() if a.dtype.kind == "f")
@@ -44,6 +57,7 @@ CORPUS_COUNT = [
     # bfloat16 arrays have dtype.kind "V" (ml_dtypes), so this misses the bfloat16 weights the prompt counts: wrong,
     # seen once the judge's models held one (issue 32, blind2-count-no-bfloat16)
     Wrong("numpy arrays and dtype.kind (bfloat16 missed)", answer=_count_by_dtype_name),
+    Right("numpy arrays, dtype.kind or bfloat16", answer=_count_by_dtype_name_bf16),
     Right("helper flags, float(np.prod) cast back to int", answer=lambda m: int(float(_count(m)))),
     Wrong("the lesson model's count hard-coded", answer=lambda m: 124, skipped_skill=True),
     Wrong("every initializer, integers too", answer=lambda m: _count(m, floats_only=False)),
