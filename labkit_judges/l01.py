@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from labkit.checks import Question, TestResult, exercise, expect_close, expect_equal, load_onnx, ort_session, quiz
+from labkit.checks import (DidNotDo, Question, TestResult, exercise, expect_close, expect_equal, load_onnx,
+                           ort_session, quiz)
 from labkit.plain import Raised
 
 #: the weights the lesson gives the learner (the notebook prints the same values)
@@ -67,6 +68,10 @@ def _sigmoid_model(answer, seed):
         yield TestResult("valid ONNX", True, "onnx.checker accepts it")
     except Exception as e:
         yield TestResult("valid ONNX", False, f"onnx.checker says: {_first(e)}")
+    if model.graph.node and {n.op_type for n in model.graph.node} <= {"MatMul", "Add", "Gemm"}:
+        # only linear operators: nothing in it can compute a sigmoid (the lesson's linear model handed in)
+        yield DidNotDo("its nodes are only " + ", ".join(sorted({n.op_type for n in model.graph.node}))
+                       + ": a linear model, with no sigmoid")
     inits = {i.name for i in model.graph.initializer}
     inputs = [i for i in model.graph.input if i.name not in inits]
     if len(inputs) != 1:
@@ -199,6 +204,8 @@ def _run_both(outputs, seed):
             elif expect_close(name, got[key], own[other], rtol=1e-5, atol=1e-6).passed:
                 t.message = (f"got['{key}'] holds {ENGINE[other]}'s numbers: on this model (a seeded random "
                              f"operator) each engine draws its own, so '{key}' must come from {ENGINE[key]}")
+                yield DidNotDo(f"one engine ran for both keys ({ENGINE[other]}'s numbers under '{key}'): "
+                               "the exercise is running the model with both")
             yield t
 
 

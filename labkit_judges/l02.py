@@ -109,6 +109,13 @@ def _light_style(rng):
               helper.make_node("ConstantOfShape", ["logits_shape"], ["zeros"],
                                value=numpy_helper.from_array(np.array([0.0], np.float32), "")),
               helper.make_node("Add", ["logits", "zeros"], ["Y"])]
+    # the prompt's other rules, each once: a bfloat16 weight counts; a stored shape used twice makes two weights;
+    # no `value` means float zeros (counts); an int64 `value` makes no weight
+    inits += [helper.make_tensor("emb.bf16", TensorProto.BFLOAT16, [2, c_in], [0.5] * (2 * c_in)),
+              numpy_helper.from_array(np.array([c_out, 2], np.int64), "mask__SHAPE")]
+    nodes += [helper.make_node("ConstantOfShape", ["fc.weight__SHAPE"], ["fc.zeros"]),
+              helper.make_node("ConstantOfShape", ["mask__SHAPE"], ["mask"],
+                               value=numpy_helper.from_array(np.array([1], np.int64), ""))]
     inputs = [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, c_in, 6, 6])]
     inputs += [helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)) for t in inits]
     graph = helper.make_graph(nodes, "light_style", inputs,

@@ -431,6 +431,15 @@ def activation_scales(model) -> dict[str, float]:
     return out
 
 
+def _activation_types(model) -> set[str]:
+    """The element types of the zero points of every activation QuantizeLinear ("INT8", "UINT8"...)."""
+    from onnx import TensorProto
+
+    init = {t.name: t for t in model.graph.initializer}
+    return {TensorProto.DataType.Name(init[n.input[2]].data_type) for n in model.graph.node
+            if n.op_type == "QuantizeLinear" and n.input[0] not in init and len(n.input) > 2 and n.input[2] in init}
+
+
 def _weight_axes(model) -> dict[str, int]:
     """{weight initializer: number of scales} for every DequantizeLinear fed by an integer initializer."""
     from onnx import numpy_helper
@@ -472,6 +481,9 @@ def _calibration(outputs, seed):
             yield TestResult(names[0], False, f"expected QDQ format (QuantizeLinear/DequantizeLinear around the "
                                               f"original Conv and Gemm), got {sorted(ops)}: "
                                               "quant_format=QuantFormat.QDQ")
+        elif _activation_types(model) - {"INT8"}:
+            yield TestResult(names[0], False, f"activations quantized to {sorted(_activation_types(model))}: the "
+                                              "prompt asks the default int8 types (leave activation_type as it is)")
         else:
             yield TestResult(names[0], True, "QDQ: QuantizeLinear/DequantizeLinear pairs around the float ops")
         axes = _weight_axes(model)
@@ -798,12 +810,11 @@ def _int4_structure(outputs, cases) -> TestResult:
         problem = _int4_shape_problem(got, w, block_size)
         if problem:
             return TestResult(INT4_SHAPES, False, f"case {i}: {problem}")
-        for label, a, kinds, fix in (("q", got[0], "iu", ".astype(np.uint8)"),
-                                     ("scales", got[1], "f", ".astype(np.float32)"),
-                                     ("zero_points", got[2], "iu", ".astype(np.uint8)")):
-            if a.dtype.kind not in kinds:
-                return TestResult(INT4_SHAPES, False, f"case {i}: {label} has dtype {a.dtype}; MatMulNBits wants "
-                                                      f"{'integers' if kinds == 'iu' else 'floats'} ({fix})")
+        for label, a, want in (("q", got[0], np.uint8), ("scales", got[1], np.float32),
+                               ("zero_points", got[2], np.uint8)):
+            if a.dtype != want:  # the prompt's dtypes: what MatMulNBits stores
+                return TestResult(INT4_SHAPES, False, f"case {i}: {label} has dtype {a.dtype}; the prompt asks "
+                                                      f"{np.dtype(want)} (.astype(np.{np.dtype(want)}))")
     return TestResult(INT4_SHAPES, True, "q (N, n_blocks, block_size), scales and zero points (N, n_blocks)")
 
 

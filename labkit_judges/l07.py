@@ -6,6 +6,7 @@ import numpy as np
 
 from labkit import android
 from labkit.checks import Question, TestResult, error_line, exercise, expect_close, quiz
+from labkit.checks.differential import same
 from labkit.plain import OnnxBlob, Raised, describe
 
 # ---------------------------------------------------------------- 07.block_counts
@@ -44,7 +45,8 @@ _BLOCK_NAMES = ["one ink pixel at row 5, column 30", "random drawing", "all ink"
           cases=_block_cases, tests=_BLOCK_NAMES, skill=_BLOCK_NAMES)
 def _block_counts(outputs, seed):
     for name, (grid,), got in zip(_BLOCK_NAMES, _block_cases(seed), outputs):
-        t = expect_close(name, got, reference_block_counts(grid).astype(np.float64), rtol=0, atol=0)
+        # counts: integers (the prompt; the model's input is uint8), each exact and in its place
+        t = same(name, got, reference_block_counts(grid), integer=True)
         if not t.passed and not isinstance(got, Raised):
             try:
                 arr = np.asarray(got, dtype=np.float64)

@@ -342,6 +342,10 @@ def _ppl_cases(seed: int) -> list[tuple]:
     t = rng.integers(0, v, n).astype(np.int64)
     conf = rng.normal(size=(n, v)).astype(np.float32)
     conf[np.arange(n), t] += 6
+    # each row of the large logits lowered by its own whole number (exact in float32: the values only shrink): the
+    # perplexity stays the same, and a shift by the global maximum instead of each row's underflows whole rows
+    lower = np.random.default_rng(seed + 922).integers(0, 1500, (n, 1)).astype(np.float32)
+    big = (big[0] - lower, big[1])
     return [small, big, one, uniform, (conf, t)]
 
 

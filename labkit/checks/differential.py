@@ -87,3 +87,47 @@ def grouped(names: Sequence[str], groups: Sequence[Sequence[int]], outputs: list
             k = results.index(failed)
             where = "" if len(results) == 1 else f"case {k + 1} of {len(results)}: "
             yield TestResult(name, False, where + failed.message)
+
+
+def _form(x: Any) -> str:
+    if isinstance(x, np.ndarray):
+        return "array"
+    if isinstance(x, list):
+        return "list"
+    if isinstance(x, bool):
+        return "bool"
+    if isinstance(x, (int, float)):
+        return "number"
+    return "other"
+
+
+def same(name: str, got: Any, want: Any, *, forms: Sequence[str] = ("array",), dtype: Any | None = None,
+         integer: bool = False, rtol: float = 0.0, atol: float = 0.0) -> TestResult:
+    """What a caller notices of `got` against the reference `want`, in one test: its form (`forms`: "array", "list"
+    of numbers, "number" — the prompt's allowed forms), the dtype of an array (`dtype`, when the prompt fixes it) or
+    integer values (`integer`: ids, codes, counts, also in a list), the shape, then every value in its place
+    (order kept) within `atol + rtol * |want|`. Default tolerance 0: exact, for integers."""
+    if isinstance(got, Raised):
+        return TestResult(name, False, f"your function {got.message}")
+    want = np.asarray(want)
+    allowed = " or ".join({"array": "an array", "list": "a list", "number": "a number"}[f] for f in forms)
+    if _form(got) not in forms:
+        return TestResult(name, False, f"expected {allowed} of shape {want.shape}, got {plain.describe(got)}")
+    if isinstance(got, list):
+        flat = list(np.asarray(got, dtype=object).ravel()) if got else []
+        if not all(type(v) in (int, float) for v in flat):
+            return TestResult(name, False, f"expected a list of numbers, got a list holding {plain.describe(flat[0])}"
+                              if flat else "expected a list of numbers")
+        if integer and not all(type(v) is int for v in flat):
+            return TestResult(name, False, "expected a list of ints, got floats in it")
+        arr = np.asarray(got, dtype=np.int64 if integer else np.float64)
+    else:
+        arr = np.asarray(got)
+        if isinstance(got, np.ndarray):
+            if dtype is not None and arr.dtype != np.dtype(dtype):
+                return TestResult(name, False, f"expected dtype {np.dtype(dtype)}, got {arr.dtype}")
+            if integer and arr.dtype.kind not in "iu":
+                return TestResult(name, False, f"expected integers, got dtype {arr.dtype} (also when it is empty)")
+        elif integer and type(got) is not int:
+            return TestResult(name, False, f"expected an int, got {plain.describe(got)}")
+    return compare(name, arr, want, rtol=rtol, atol=atol)
