@@ -161,9 +161,9 @@ _BLIND2_SLOW = {
 }
 # Still full marks although wrong (known holes, issue 32): strict xfails in tests/test_corpus.py until a judge sees them
 _BLIND2_STILL_PASS = {
-    'blind2-threads-bool-is-int': "the judge's cases hold no bool request",
-    'blind2-threads-int-type-only': 'not yet looked at',
-    'blind2-threads-cores-none-crash': "the judge's cases hold no cores=None",
+    'blind2-threads-bool-is-int': "a bool request: the prompt never says a page sets one, so the judge asks none",
+    'blind2-threads-int-type-only': "3.0 taken as invalid: JavaScript's 3.0 is 3, but the prompt does not say floats occur",
+    'blind2-threads-cores-none-crash': "cores=None: the prompt gives cores as hardwareConcurrency, a number",
 }
 for _exercise, _entries in _BLIND2.items():
     CORPUS[_exercise] = CORPUS[_exercise] + known_holes(_entries, _BLIND2_STILL_PASS, skip=_BLIND2_SLOW)
