@@ -225,9 +225,6 @@ _BLIND2_SLOW = {
 }
 # Still full marks although wrong (known holes, issue 32): strict xfails in tests/test_corpus.py until a judge sees them
 _BLIND2_STILL_PASS = {
-    'blind2-pred-bypass-c-session': 'the batch limit is a Python method: the C session underneath takes any batch (a process boundary is the fix)',
-    'blind2-pred-run-with-ort-values': 'run_with_ort_values skips the Python-level limit (same)',
-    'blind2-pred-fresh-unlimited-session': 'a new InferenceSession from the same model has no limit (same)',
     'blind2-prov-tuple': 'a tuple: plain data turns tuples into lists, so no judge sees it',
 }
 for _exercise, _entries in _BLIND2.items():
