@@ -21,6 +21,7 @@ FORMATTED = {
     "02_model_structure",
     "03_export_pytorch",
     "08_browser",
+    "09_transformer",
     "10_beyond",
     "11_gpu",
 }
@@ -31,7 +32,6 @@ TO_DO = {
     "05_fusion",
     "06_quantization",
     "07_android",
-    "09_transformer",
 }
 
 
