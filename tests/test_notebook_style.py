@@ -20,6 +20,7 @@ FORMATTED = {
     "01_onnx_concepts",
     "02_model_structure",
     "03_export_pytorch",
+    "05_fusion",
     "06_quantization",
     "08_browser",
     "09_transformer",
@@ -30,7 +31,6 @@ FORMATTED = {
 # and get `make format` once those edits are merged; then they move to FORMATTED.
 TO_DO = {
     "04_ort_inference",
-    "05_fusion",
     "07_android",
 }
 
