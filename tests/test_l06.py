@@ -322,7 +322,7 @@ from corpus.l06 import _int4  # noqa: E402
     (_int4(per_column=True), "each block of block_size rows has its own range"),
     (_int4(levels=16), "that is 15 steps"),
     (_int4(scales_t=True), "(N, n_blocks), not (n_blocks, N)"),
-    (_int4(float_codes=True), "wants integers (.astype(np.uint8))"),
+    (_int4(float_codes=True), "the prompt asks uint8 (.astype(np.uint8))"),
     (lambda w, b: int4_blocks(w, b)[:2], "expected a tuple of three arrays"),
     (lambda w, b: tuple(a.transpose(1, 2, 0) if a.ndim == 3 else a for a in int4_blocks(w, b)),
      "put the columns first"),

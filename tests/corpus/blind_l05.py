@@ -156,7 +156,6 @@ def _fold_graph_impl(model, *, check_uses=True, check_producer_op=True, use_eps=
     producer = {out: node for node in graph.node for out in node.output}
     uses = Counter(name for node in graph.node for name in node.input)
     uses.update(out.name for out in graph.output)
-    new_nodes = []
     removed = set()
     new_inits = []
     for node in graph.node:

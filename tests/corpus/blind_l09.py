@@ -11,7 +11,6 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-import onnxruntime as ort
 import torch
 
 from corpus import Right, Wrong
