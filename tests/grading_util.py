@@ -32,9 +32,9 @@ def sleepers(mark: str) -> list[int]:
 def unprivileged_python_problem() -> str:
     """'' when the kernels' uid of `--unprivileged-user` can read this Python environment; else why not
     (a virtualenv inside a private folder: no code can make that run as another uid; the grader
-    refuses it in one line, `labkit.grading.unprivileged`)."""
+    refuses it in one line, `labkit.grading.sandbox.unprivileged`)."""
     from labkit import sandbox
-    from labkit.grading.unprivileged import unreachable
+    from labkit.grading.sandbox.unprivileged import unreachable
 
     envs = [Path(p) for p in site.getsitepackages() if Path(p).is_dir()]
     missing = unreachable(sandbox.KERNEL_UID_BASE, envs)

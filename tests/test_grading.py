@@ -454,10 +454,11 @@ def test_student_ids_unique_and_safe(tmp_path):
 
 
 def test_csv_injection_is_neutralised(tmp_path):
-    grading.write_csv(tmp_path / "g.csv", [{"student": "=cmd()", "lesson": "00", "exercise": "00.relu", "points": 0.0,
-                                            "max_points": 2.0, "status": "failed", "message": "@SUM(A1)"}])
+    grading.write_csv(tmp_path / "g.csv", [{"student": "=cmd()", "name": "+HYPERLINK(x)", "lesson": "00",
+                                            "exercise": "00.relu", "points": 0.0, "max_points": 2.0,
+                                            "status": "failed", "message": "@SUM(A1)"}])
     text = (tmp_path / "g.csv").read_text()
-    assert "'=cmd()" in text and "'@SUM(A1)" in text
+    assert "'=cmd()" in text and "'+HYPERLINK(x)" in text and "'@SUM(A1)" in text
 
 
 def test_recorded_answers_copied_without_links(tmp_path):

@@ -17,6 +17,7 @@ import pytest
 from labkit.checks.result import TestResult
 from labkit.grading import cache, jobs, lesson as lesson_mod, options, rebuild, results, shards, submissions, writer
 from labkit.grading.results import ExerciseResult, ResultsError
+from labkit.grading.sandbox import Bubblewrap
 
 ROOT = Path(__file__).resolve().parents[1]
 SETTINGS = jobs.Settings("00", None, 424242, "# private extra tests", 15.0, 150.0, 60.0, 3.0, "sandbox", "b" * 64)
@@ -88,7 +89,7 @@ def test_writer_caches_only_verified_outcomes_and_records_failures(tmp_path, les
     out.mkdir()
     opts = options.parse(["00", "x.ipynb", "--out", str(out)])
     store = cache.ResultsCache(out, trusted=True)
-    w = writer.Writer(opts, lesson, options.Protection("sandbox", "bubblewrap"), store, {})
+    w = writer.Writer(opts, lesson, Bubblewrap("bubblewrap"), store, {})
     job = lambda s, key: jobs.Job(s, s, f"{s}.ipynb", "1" * 64, key, rebuild.Rebuilt([]), SETTINGS)  # noqa: E731
     w.put(_sub(tmp_path, "ok"), job("ok", "k1"), _outcome(lesson))
     w.put(_sub(tmp_path, "dirty"), job("dirty", "k2"), jobs.Outcome.make(_results(lesson), seconds=1.0))

@@ -16,6 +16,7 @@ from labkit import plain, sandbox
 from labkit.checks import quiz_answers
 from labkit.checks.result import Result, TestResult
 from labkit.grading import batch, cache, forkserver, judge, lesson as lesson_mod, options, rebuild, submissions, verdicts
+from labkit.grading import sandbox as grading_sandbox
 
 ROOT = Path(__file__).resolve().parents[1]
 LESSON00 = ROOT / "lessons" / "00_setup_check.ipynb"
@@ -41,12 +42,12 @@ def test_options_validate():
 def test_no_silent_fallback(monkeypatch):
     monkeypatch.setattr(sandbox, "bwrap_status", lambda: (False, "bubblewrap is not installed"))
     with pytest.raises(options.GradeError, match="--no-sandbox"):
-        options.decide_protection(no_sandbox=False)
+        grading_sandbox.select(no_sandbox=False)
     if os.geteuid() == 0:
         with pytest.raises(options.GradeError, match="never runs submissions as root"):
-            options.decide_protection(no_sandbox=True)
+            grading_sandbox.select(no_sandbox=True)
     else:
-        assert options.decide_protection(no_sandbox=True).mode == "no-sandbox"
+        assert grading_sandbox.select(no_sandbox=True).mode == "no-sandbox"
 
 
 # ---------------------------------------------------------------- submissions: bounded work per file
@@ -129,7 +130,7 @@ def test_rebuild_stages_find_answers_and_note_changes():
 
 def test_batch_output_folder_is_checked(tmp_path):
     out = tmp_path / "out"
-    protection = options.Protection("sandbox", "bubblewrap")
+    protection = grading_sandbox.Bubblewrap("bubblewrap")
     assert isinstance(batch.open_output(out, [tmp_path / "a.ipynb"], protection), cache.ResultsCache)
     with pytest.raises(options.GradeError, match="must not lie inside the output folder"):
         batch.open_output(out, [tmp_path / "a.ipynb", out / "b.ipynb"], protection)
@@ -197,7 +198,7 @@ def test_cache_entries_are_authenticated(tmp_path):
 
 
 def test_kernel_environment_holds_no_secret(tmp_path):
-    spec = forkserver.SandboxSpec({}, True, (), (), "/in", "/data", None)
+    spec = forkserver.SandboxSpec({}, grading_sandbox.Bubblewrap("test"), (), (), "/in", "/data", None)
     env = forkserver.kernel_env(tmp_path, spec)
     assert not [k for k in env if "SEED" in k or "KEY" in k or "TOKEN" in k]
     assert env["LABKIT_INPUTS_DIR"] == "/in" and env["LABKIT_CACHE"] == "/data"
@@ -290,15 +291,17 @@ def test_verdict_process_holds_nothing_a_learner_can_name(tmp_path):
 def test_each_protection_mode_prints_its_own_warning(capsys, lesson):
     """--unprivileged-user lists what that mode does not give, not the no-sandbox list; the modes the
     code writes are the ones docs/instructors.md names."""
-    for mode, says, not_says in (("unprivileged-user", options.NOT_GUARANTEED_UNPRIVILEGED, options.NOT_GUARANTEED),
-                                 ("no-sandbox", options.NOT_GUARANTEED, options.NOT_GUARANTEED_UNPRIVILEGED),
-                                 ("sandbox", (), options.NOT_GUARANTEED + options.NOT_GUARANTEED_UNPRIVILEGED)):
-        batch.announce(lesson, 1, 1, options.Protection(mode, "test"))
+    both = grading_sandbox.NOT_GUARANTEED + grading_sandbox.NOT_GUARANTEED_UNPRIVILEGED
+    for mode, says, not_says in (("unprivileged-user", grading_sandbox.NOT_GUARANTEED_UNPRIVILEGED,
+                                  grading_sandbox.NOT_GUARANTEED),
+                                 ("no-sandbox", grading_sandbox.NOT_GUARANTEED, grading_sandbox.NOT_GUARANTEED_UNPRIVILEGED),
+                                 ("sandbox", (), both)):
+        batch.announce(lesson, 1, 1, grading_sandbox.BACKENDS[mode]("test"))
         err = capsys.readouterr().err
         assert all(line in err for line in says) and not any(line in err for line in not_says), mode
     row = next(line for line in (ROOT / "docs" / "instructors.md").read_text().splitlines()
                if line.startswith("| `protection` |"))
-    assert all(f"`{m}`" in row for m in options.PROTECTION_MODES) and "`none`" not in row
+    assert all(f"`{m}`" in row for m in grading_sandbox.MODES) and "`none`" not in row
 
 
 # ---------------------------------------------------------------- verdicts

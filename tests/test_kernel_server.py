@@ -20,6 +20,7 @@ import pytest
 
 from labkit import sandbox
 from labkit.grading import forkserver
+from labkit.grading.sandbox import NoSandbox
 
 from grading_util import sleepers, with_answers
 
@@ -49,7 +50,7 @@ def test_empty_spares_mounted_folders_and_the_way_to_them(tmp_path):
 
 
 def test_each_submission_gets_a_fresh_folder_and_nothing_is_left(tmp_path):
-    spec = type("Spec", (), {"uid": None, "bwrap": False})()
+    spec = type("Spec", (), {"uid": None, "sandbox": NoSandbox("test")})()
     server = forkserver.KernelServer(spec, tmp_path / "slot7")
     first = server.begin()
     (first / "answers" / "01.quiz").mkdir()
@@ -244,7 +245,7 @@ def test_server_without_bubblewrap_forks_kernels_and_resets(tmp_path):
     from labkit.grading.forkserver import SandboxSpec
     from labkit.grading.run import Runner
 
-    spec = SandboxSpec(dict(sandbox.DEFAULT_LIMITS), False,
+    spec = SandboxSpec(dict(sandbox.DEFAULT_LIMITS), NoSandbox("test"),
                        tuple(map(str, [*sandbox.python_paths(), Path(labkit.__file__).parent])),
                        (str(Path(labkit_judges.__file__).parent),), str(tmp_path), str(tmp_path), None)
     server = forkserver.KernelServer(spec, tmp_path / "slot1", forkserver.warm_plan(["import torch, onnxscript"]))

@@ -2,7 +2,9 @@
 
 One module per stage, dataclasses between them:
 
-* `options`     — the command line (`Options`) and the protection mode (`Protection`).
+* `options`     — the command line (`Options`).
+* `sandbox`     — the protection modes as backends of one interface (`Sandbox`: bubblewrap,
+  unprivileged user, none); the kernel server and the verdict server start through it.
 * `lesson`      — the solution notebook, its exercises, the test-bundle hash (cache key).
 * `submissions` — files -> `Submission`s, bounded work per file; a file that is not a notebook is a
   problem file, never a learner.

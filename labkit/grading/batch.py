@@ -28,13 +28,13 @@ from .forkserver import KernelServer, SandboxSpec, warm_plan
 from .jobs import Job, Outcome, Settings
 from .judge import copy_answers, judge_answers
 from .lesson import ExerciseInfo, Lesson, bundle_hash, load_lesson, resolve_lesson
-from .options import GradeError, Options, Protection, decide_protection
+from .options import GradeError, Options
 from .rebuild import Rebuilt, build_run
 from .reports import finish_run, histogram, previous_records, record, write_grades, write_manifest
 from .results import Learner, ResultsError
 from .run import Runner, bound_channels
 from .submissions import Submission, expand, problem_files, read_submission, resolve, roots_of
-from .unprivileged import course_path
+from .sandbox import Sandbox, select
 from .verdicts import compose, unjudged
 from .writer import Writer, learner_record, progress
 from ..text import shorten
@@ -156,7 +156,7 @@ def load_extra_tests(text: str) -> None:
         exec(compile(text, "<extra tests>", "exec"), {"__name__": "labkit_extra_tests"})
 
 
-def sandbox_spec(opts: Options | Settings, protection: Protection, inputs: Path, data: Path) -> SandboxSpec:
+def sandbox_spec(opts: Options | Settings, protection: Sandbox, inputs: Path, data: Path) -> SandboxSpec:
     import labkit
     import labkit_judges
 
@@ -166,9 +166,9 @@ def sandbox_spec(opts: Options | Settings, protection: Protection, inputs: Path,
                                              "cpu": int(opts.notebook_timeout) + 120})
     visible = [*sandbox.python_paths(), Path(labkit.__file__).resolve().parent, inputs, data]
     hidden = [Path(labkit_judges.__file__).resolve().parent]
-    uid = sandbox.KERNEL_UID_BASE if protection.other_uid else None
-    pythonpath = course_path(uid, inputs.parent) if protection.mode == "unprivileged-user" else ""
-    return SandboxSpec(limits, protection.sandboxed, tuple(map(str, visible)), tuple(map(str, hidden)),
+    uid = protection.kernel_uid()
+    pythonpath = protection.prepare(uid, inputs.parent)
+    return SandboxSpec(limits, protection, tuple(map(str, visible)), tuple(map(str, hidden)),
                        str(inputs), str(data), uid, pythonpath)
 
 
@@ -289,7 +289,7 @@ def grade(opts: Options, backend: Backend | None = None) -> int:
     then write the class outputs. Returns the exit status."""
     from .cache import secret_seed
 
-    protection = decide_protection(opts.no_sandbox, opts.unprivileged_user)
+    protection = select(opts.no_sandbox, opts.unprivileged_user)
     lesson = load_lesson(resolve_lesson(opts.lesson, opts.solutions), opts.extra_tests)
     files = expand(opts.submissions)
     if not files:
@@ -330,16 +330,16 @@ def grade(opts: Options, backend: Backend | None = None) -> int:
     return finish(out, lesson, protection, writer.all_records(), writer.failures)
 
 
-def new_tmp_root(protection: Protection) -> Path:
-    """This machine's private folder for a batch (`make_tmp_root`), walkable by an unprivileged kernel
-    uid when that is the protection (no bind mounts: it must reach its slot and data)."""
+def new_tmp_root(protection: Sandbox) -> Path:
+    """This machine's private folder for a batch (`make_tmp_root`), of the mode the sandbox asks for
+    (walkable by an unprivileged kernel uid when no bind mount brings it its slot and data)."""
     tmp_root = make_tmp_root()
-    if protection.mode == "unprivileged-user":
-        os.chmod(tmp_root, 0o711)
+    if protection.tmp_root_mode is not None:
+        os.chmod(tmp_root, protection.tmp_root_mode)
     return tmp_root
 
 
-def prepare_machine(settings: Settings, lesson: Lesson, protection: Protection, tmp_root: Path) -> tuple[Machine, str]:
+def prepare_machine(settings: Settings, lesson: Lesson, protection: Sandbox, tmp_root: Path) -> tuple[Machine, str]:
     """Prepare this machine (the client, or a cluster node) for a batch in `tmp_root`: the extra tests
     loaded, the verified data copy, the hidden inputs, the sandbox view, the kernel server's warm
     plan. Returns it and the bundle hash it gives."""
@@ -357,14 +357,14 @@ def _grades_so_far(out: Path) -> None:
         pass
 
 
-def open_output(out: Path, files: list[Path], protection: Protection) -> ResultsCache:
-    """Create the output folder and open its results cache (trusted only when sandboxed); refuse
+def open_output(out: Path, files: list[Path], protection: Sandbox) -> ResultsCache:
+    """Create the output folder and open its results cache (trusted only when the sandbox says so); refuse
     submissions inside it (the grader writes there)."""
     from .cache import ResultsCache
 
     try:
         out.mkdir(parents=True, exist_ok=True)
-        cache = ResultsCache(out, trusted=protection.sandboxed)
+        cache = ResultsCache(out, trusted=protection.trusted_cache)
     except OSError as e:
         raise GradeError(f"cannot write the output folder {out}: {e}") from None
     if any(os.path.abspath(f).startswith(str(out) + os.sep) for f in files):
@@ -372,7 +372,7 @@ def open_output(out: Path, files: list[Path], protection: Protection) -> Results
     return cache
 
 
-def announce(lesson: Lesson, n_files: int, where: str, protection: Protection) -> None:
+def announce(lesson: Lesson, n_files: int, where: str, protection: Sandbox) -> None:
     """Say what is graded, where and how it is protected, and what this protection mode does not guarantee."""
     print(f"Grading lesson {lesson.name}: {n_files} submission(s), {where}. "
           f"Protection: {protection.description}", file=sys.stderr)
@@ -381,7 +381,7 @@ def announce(lesson: Lesson, n_files: int, where: str, protection: Protection) -
               + "\n  - ".join(protection.not_guaranteed), file=sys.stderr)
 
 
-def prepare_run(opts: Options | Settings, lesson: Lesson, protection: Protection, seed: int,
+def prepare_run(opts: Options | Settings, lesson: Lesson, protection: Sandbox, seed: int,
                 tmp_root: Path) -> tuple[SandboxSpec, str]:
     """Prepare once for the whole batch: the verified data copy, the hidden inputs and the sandbox
     view; returns that view and the bundle hash (everything a verdict depends on, for the cache key)."""
@@ -453,7 +453,7 @@ def plan(opts: Options, lesson: Lesson, subs: list[Submission], cache: ResultsCa
     return records, todo, cached
 
 
-def finish(out: Path, lesson: Lesson, protection: Protection, records: dict[str, Learner], failures: list[str]) -> int:
+def finish(out: Path, lesson: Lesson, protection: Sandbox, records: dict[str, Learner], failures: list[str]) -> int:
     """Write the histogram and the run summary, name the outputs, list the submissions the grader
     could not grade (exit status 1: re-run to retry them)."""
     histogram(out / "histogram.png", [r.points for r in records.values()], lesson.max_points, lesson.number)

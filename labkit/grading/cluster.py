@@ -165,12 +165,9 @@ def node_context(settings: Settings) -> NodeContext:
                          "the workers with DASK_DISTRIBUTED__WORKER__DAEMON=False (docs/instructors.md)")
     from .batch import grading_pool, new_tmp_root, prepare_machine
     from .lesson import load_lesson, resolve_lesson
-    from .options import decide_protection
+    from .sandbox import for_mode
 
-    protection = decide_protection(settings.protection == "no-sandbox", settings.protection == "unprivileged-user")
-    if protection.mode != settings.protection:
-        raise GradeError(f"this node grades with protection {protection.mode!r}, the client asked for "
-                         f"{settings.protection!r}")
+    protection = for_mode(settings.protection)
     lesson = load_lesson(resolve_lesson(settings.lesson, Path(settings.solutions) if settings.solutions else None))
     lesson.extra_tests = settings.extra
     tmp_root = new_tmp_root(protection)

@@ -28,6 +28,10 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the server itself never imports the grader's side
+    from .sandbox import Sandbox
 
 #: always imported by the server: what every kernel loads
 BASE_MODULES = ("IPython", "ipykernel.kernelapp", "labkit", "labkit.checks")
@@ -56,19 +60,19 @@ class SandboxSpec:
     """How one submission's kernels are confined (the same for a whole batch, except the folders)."""
 
     limits: dict
-    bwrap: bool
+    sandbox: Sandbox                  # the protection mode's backend (grading.sandbox)
     visible: tuple[str, ...]          # read-only folders the kernel sees (python, labkit, inputs, data)
     hidden: tuple[str, ...]           # folders inside those that must look empty (labkit_judges...)
     inputs_dir: str
     data_dir: str
     uid: int | None                   # unprivileged uid of the kernel (root grader), else None
-    pythonpath: str = ""              # a readable copy of the course the kernel imports (unprivileged.py)
+    pythonpath: str = ""              # a readable copy of the course the kernel imports (sandbox.unprivileged)
 
 
 def kernel_env(work: Path, spec: SandboxSpec) -> dict[str, str]:
     """A scrubbed environment: no seed, nothing of the grader's, the grader's inputs and data folders."""
     return {"PATH": os.environ.get("PATH", os.defpath), "LANG": os.environ.get("LANG", "C.UTF-8"),
-            "HOME": str(work), "TMPDIR": "/tmp" if spec.bwrap else str(work / "tmp"),
+            "HOME": str(work), "TMPDIR": spec.sandbox.kernel_tmp(work),
             "LABKIT_COLLECT_DIR": str(work / "answers"), "LABKIT_INPUTS_DIR": spec.inputs_dir,
             "LABKIT_CACHE": spec.data_dir, "MPLBACKEND": "Agg",
             "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
@@ -280,8 +284,9 @@ def _prctl(option: int, value: int) -> bool:
     return sandbox._prctl(option, value)
 
 
-def serve(sandboxed: bool, keep: frozenset[str], plan: dict) -> None:
-    """The server's loop: warm up, say ready, then fork kernels and clean up on request."""
+def serve(private_tmp: bool, keep: frozenset[str], plan: dict) -> None:
+    """The server's loop: warm up, say ready, then fork kernels and clean up on request. `private_tmp`:
+    its /tmp, /dev/shm and System V IPC are the sandbox's own, to be kept empty."""
     _prctl(PR_SET_DUMPABLE, 0)  # a kernel (same uid) cannot ptrace this process or read its memory
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGCHLD, lambda *_: _reap())
@@ -313,11 +318,11 @@ def serve(sandboxed: bool, keep: frozenset[str], plan: dict) -> None:
                 _become_kernel(dict(req, keep=sorted(keep)))
             out.write(json.dumps({"pid": pid}) + "\n")
         elif req.get("op") == "clean":  # kernels sharing the server's /tmp (no root grader)
-            left = sum(_empty(d, keep) for d in ("/tmp", "/dev/shm")) if sandboxed else 0
+            left = sum(_empty(d, keep) for d in ("/tmp", "/dev/shm")) if private_tmp else 0
             out.write(json.dumps({"left": left}) + "\n")
         elif req.get("op") == "check":  # the server's own health: its /tmp and /dev/shm as after warm-up
-            left = len(_visible_tmp() ^ baseline) if sandboxed else 0
-            out.write(json.dumps({"threads": threads(), "left": left, "ipc": _ipc_objects() if sandboxed else 0,
+            left = len(_visible_tmp() ^ baseline) if private_tmp else 0
+            out.write(json.dumps({"threads": threads(), "left": left, "ipc": _ipc_objects() if private_tmp else 0,
                                   "uid": os.getuid()}) + "\n")
 
 
@@ -412,11 +417,11 @@ class KernelServer:
         self.spec, self.slot = spec, slot
         self.log = slot.parent / f"{slot.name}-server.log"
         self.warm = warm or {"modules": list(BASE_MODULES), "export": False}  # see warm_plan()
-        self.isolate = spec.uid is not None and bool(spec.bwrap) and os.geteuid() == 0
+        self.isolate = spec.sandbox.isolates(spec.uid)   # a fresh uid and namespaces per submission
         self.uid: int | None = None        # the current submission's kernels' uid (root grader)
         # Without bubblewrap, a root grader told to (Gradescope's container) runs the server and its
         # kernels as one unprivileged uid: the weaker mode docs/instructors.md describes.
-        self.run_as = spec.uid if (spec.uid is not None and not spec.bwrap and os.geteuid() == 0) else None
+        self.run_as = spec.sandbox.runs_as(spec.uid)
         self.claim = None
         self.mount: Path | None = None     # the folder the server's sandbox binds
         self.tmpfs = False
@@ -599,18 +604,14 @@ class KernelServer:
         self.cgroup = sandbox.PidsCgroup.create(f"labkit-grade-{os.getpid()}-{self.starts}-{os.urandom(3).hex()}",
                                                 self.spec.limits.get("nproc", 256))
         limits = dict(self.spec.limits)
-        if os.geteuid() != 0 or not self.spec.bwrap:  # RLIMIT_NPROC counts all of this user's tasks
+        if self.spec.sandbox.caps_user_tasks():  # RLIMIT_NPROC counts all of this user's tasks
             limits["nproc"] = sandbox.user_task_count() + int(self.spec.limits.get("nproc", 256))
         cmd = sandbox.launcher_args(limits, str(self.cgroup.path) if self.cgroup else None)
-        if self.spec.bwrap:
-            cmd += sandbox.bwrap_args(self.mount, [Path(p) for p in self.spec.visible],
-                                      [Path(p) for p in self.spec.hidden],
-                                      uid=None if self.isolate else self.spec.uid, server=self.isolate)
-        elif self.run_as is not None:  # no bubblewrap (Gradescope's container): only drop to the unprivileged uid
-            cmd += sandbox.drop_to(self.run_as)
+        cmd += self.spec.sandbox.server_prefix(self.mount, [Path(p) for p in self.spec.visible],
+                                               [Path(p) for p in self.spec.hidden], self.spec.uid)
         keep = [str(Path(p).resolve()) for p in (self.mount, *self.spec.visible)]
         cmd += [sys.executable, "-P", "-m", "labkit.grading.forkserver",
-                json.dumps({"sandboxed": self.spec.bwrap, "warm": self.warm, "keep": keep})]
+                json.dumps({"private_tmp": self.spec.sandbox.private_tmp, "warm": self.warm, "keep": keep})]
         log = open(self.log, "ab")
         try:
             self.proc = subprocess.Popen(cmd, cwd=self.mount, env=kernel_env(self.mount, self.spec),
@@ -621,7 +622,7 @@ class KernelServer:
         self.buf = b""
         ready = self._reply(STARTUP_TIMEOUT, "start")
         ns = int(ready.get("pid", 0))
-        self.pid = self.proc.pid if _ns_pid(self.proc.pid) == ns and not self.spec.bwrap else 0
+        self.pid = self.proc.pid if _ns_pid(self.proc.pid) == ns and not self.spec.sandbox.own_pid_namespace() else 0
         for _ in range(100):
             if self.pid:
                 break
@@ -785,4 +786,4 @@ class ForkedKernel:
 
 if __name__ == "__main__":
     _args = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}
-    serve(bool(_args.get("sandboxed")), frozenset(_args.get("keep", ())), _args.get("warm") or {})
+    serve(bool(_args.get("private_tmp")), frozenset(_args.get("keep", ())), _args.get("warm") or {})

@@ -13,7 +13,7 @@ Protection inside Gradescope's container: bubblewrap when it can run there (then
 instructor's machine); otherwise each kernel runs as an unprivileged uid with no capabilities
 (`--unprivileged-user`), and the reference answers (the solution, the judges with their quiz keys),
 the secret seed, the work folder and the results are readable by root only. What that mode does not
-give is in `options.NOT_GUARANTEED_UNPRIVILEGED` and docs/instructors.md.
+give is in `sandbox.NOT_GUARANTEED_UNPRIVILEGED` and docs/instructors.md.
 
 For a local test the root can be moved: `LABKIT_AUTOGRADER_ROOT=/tmp/x run_autograder`
 (`LABKIT_AUTOGRADER_PYTHON` names the Python with labkit installed; `LABKIT_AUTOGRADER_PROTECTION`

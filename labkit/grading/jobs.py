@@ -38,7 +38,7 @@ class Settings:
     notebook_timeout: float = 900.0
     judge_timeout: float = 300.0
     memory_gb: float = 3.0
-    protection: str = "sandbox"     # the protection mode the client decided (options.Protection.mode)
+    protection: str = "sandbox"     # the protection mode the client decided (grading.sandbox: Sandbox.mode)
     bundle: str = ""                # the client's test-bundle hash (lesson.bundle_hash)
 
 

@@ -109,12 +109,12 @@ class JudgeServer:
     def __init__(self, lesson: str, seed: int, extra: str, timeout: float, data_dir: str, home: Path):
         """`home`: an empty folder only the grader can open. The process's HOME (where ONNX Runtime
         keeps a cache of its own); its working folder, `home/cwd`, stays empty."""
-        from .. import sandbox
+        from .sandbox import verdict_server_command
 
         self.key = (lesson, seed, extra, timeout, data_dir)
         self.home = home
         (home / "cwd").mkdir(mode=0o700)
-        cmd = sandbox.launcher_args({"core": 0}) + [sys.executable, "-I", "-m", "labkit.grading.judge", "--serve"]
+        cmd = verdict_server_command([sys.executable, "-I", "-m", "labkit.grading.judge", "--serve"])
         self.proc = subprocess.Popen(cmd, cwd=home / "cwd", env=_env(home, data_dir), stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True)
         spec = {"lesson": lesson, "seed": seed, "extra": extra, "timeout": timeout, "memory": JUDGE_MEMORY}

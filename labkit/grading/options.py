@@ -1,4 +1,5 @@
-"""Stage 0: the command line, validated into `Options`, and the protection mode it grades under."""
+"""Stage 0: the command line, validated into `Options` (the protection mode it asks for is decided
+by `grading.sandbox.select`)."""
 from __future__ import annotations
 
 import argparse
@@ -147,77 +148,3 @@ def read_seed_file(path: Path) -> int:
               "test inputs (chmod 600 it)", file=sys.stderr)
     return int(text)
 
-
-#: what an instructor loses without bubblewrap (printed, and in docs/instructors.md)
-NOT_GUARANTEED = (
-    "a submission can read every file this user can: solutions/, labkit_judges (references, quiz keys), "
-    "the output folder with its cache key, other submissions",
-    "a submission can write wherever this user can (the course cache, the output folder, other submissions)",
-    "a submission can signal this user's other processes (other kernels, the grader)",
-    "cached grades are therefore not reused: every submission is graded again",
-)
-
-
-#: the protection modes, as results files, the cache key and docs/instructors.md name them
-PROTECTION_MODES = ("sandbox", "unprivileged-user", "no-sandbox")
-
-
-@dataclass(frozen=True)
-class Protection:
-    """How kernels are confined: `mode` (one of PROTECTION_MODES) goes into every results file and
-    into the cache key."""
-
-    mode: str
-    description: str
-
-    @property
-    def not_guaranteed(self) -> tuple[str, ...]:
-        """What this mode does not give (printed when grading starts; empty under bubblewrap)."""
-        return {"unprivileged-user": NOT_GUARANTEED_UNPRIVILEGED, "no-sandbox": NOT_GUARANTEED}.get(self.mode, ())
-
-    @property
-    def sandboxed(self) -> bool:
-        return self.mode == "sandbox"
-
-    @property
-    def other_uid(self) -> bool:
-        """Kernels run as an unprivileged uid, not the grader's (root) uid."""
-        return self.mode in ("sandbox", "unprivileged-user") and os.geteuid() == 0
-
-
-#: what the unprivileged-user mode (Gradescope's container, no bubblewrap) does not give
-NOT_GUARANTEED_UNPRIVILEGED = (
-    "the kernel sees the whole file system with ordinary permissions: whatever is world-readable (the Python "
-    "environment, the course package) it can read; the answers are safe only because they are readable by root only",
-    "the kernel has the network and sees the other processes (not their memory or files)",
-)
-
-
-def decide_protection(no_sandbox: bool, unprivileged_user: bool = False) -> Protection:
-    """Bubblewrap when usable; otherwise refuse, unless --no-sandbox and not root, or
-    --unprivileged-user as root (kernels as an unprivileged uid, answers root-only: Gradescope)."""
-    from .. import sandbox
-
-    usable, reason = sandbox.bwrap_status()
-    enforced, how = sandbox.process_limit()
-    limits = f"resource limits (address space, processes via {how}, file size, no core dumps)"
-    if unprivileged_user:  # asked for explicitly (Gradescope's container, where bubblewrap cannot run)
-        if os.geteuid() != 0:
-            raise GradeError("--unprivileged-user needs a root grader (it runs each kernel as another, unprivileged uid)")
-        return Protection("unprivileged-user", f"NO BUBBLEWRAP (--unprivileged-user): each kernel runs as an unprivileged uid "
-                                               f"with no capabilities; answers, judges and results readable by root "
-                                               f"only + {limits}")
-    if usable:
-        who = "a fresh unprivileged uid, namespaces, /tmp and folder per submission" if os.geteuid() == 0 else "this unprivileged user"
-        return Protection("sandbox", f"bubblewrap sandbox (only the Python environment, learner-side labkit, "
-                                     f"verified course data and its own folder visible; private /tmp, no network, "
-                                     f"own PID namespace; {who}) + {limits}")
-    if not no_sandbox:
-        raise GradeError(f"no usable sandbox: {reason}. Install bubblewrap (Debian/Ubuntu: apt install bubblewrap), "
-                         "or pass --no-sandbox to grade without it (not as root), knowing that then: "
-                         + "; ".join(NOT_GUARANTEED) + ".")
-    if os.geteuid() == 0:
-        raise GradeError(f"no usable sandbox ({reason}), and labkit grade never runs submissions as root without "
-                         "one: install bubblewrap, or run labkit grade as an ordinary user with --no-sandbox")
-    return Protection("no-sandbox", f"NO SANDBOX (--no-sandbox; {reason}): {limits} + killing the kernel's "
-                                    "process tree only")

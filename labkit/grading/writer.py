@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 
 from .jobs import Job, Outcome
 from .lesson import Lesson
-from .options import Options, Protection
+from .options import Options
+from .sandbox import Sandbox
 from .reports import keep_other_exercises, record, write_student
 from .results import Learner
 from .submissions import Submission
@@ -41,7 +42,7 @@ def learner_record(lesson: Lesson, s: Submission, key: str, outcome: Outcome, ou
 class Writer:
     """Puts each learner's record on disk as it arrives; keeps what the summary needs."""
 
-    def __init__(self, opts: Options, lesson: Lesson, protection: Protection, cache: ResultsCache,
+    def __init__(self, opts: Options, lesson: Lesson, protection: Sandbox, cache: ResultsCache,
                  previous: dict[str, Learner]):
         self.out, self.lesson, self.protection, self.cache = opts.out, lesson, protection, cache
         self.regraded = opts.exercises

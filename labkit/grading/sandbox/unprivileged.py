@@ -1,4 +1,6 @@
-"""`--unprivileged-user` (no bubblewrap, as in Gradescope's container): what the kernels' uid can reach.
+"""The unprivileged-user backend (`--unprivileged-user`, no bubblewrap, as in Gradescope's container):
+a root grader runs the kernel server and every kernel as one unprivileged uid with no capabilities;
+the answers are safe because they are readable by root only. Below: what the kernels' uid can reach.
 
 Without bubblewrap nothing is mounted for the kernel: it runs this Python as another uid and imports
 the course from where it lies, with ordinary permissions. A checkout in a private folder (a home
@@ -10,13 +12,47 @@ readable, into the run's folder, and the kernels import that copy (`SandboxSpec.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import site
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
-from .options import GradeError
+from ..options import GradeError
+from .base import Sandbox
+
+#: what the unprivileged-user mode (Gradescope's container, no bubblewrap) does not give
+NOT_GUARANTEED_UNPRIVILEGED = (
+    "the kernel sees the whole file system with ordinary permissions: whatever is world-readable (the Python "
+    "environment, the course package) it can read; the answers are safe only because they are readable by root only",
+    "the kernel has the network and sees the other processes (not their memory or files)",
+)
+
+
+@dataclass(frozen=True)
+class UnprivilegedUser(Sandbox):
+    mode = "unprivileged-user"
+    not_guaranteed = NOT_GUARANTEED_UNPRIVILEGED
+    tmp_root_mode = 0o711   # no bind mounts: the kernels' uid must walk to its slot and the data
+
+    def kernel_uid(self) -> int | None:
+        from labkit import sandbox as primitives
+
+        return primitives.KERNEL_UID_BASE if os.geteuid() == 0 else None
+
+    def prepare(self, uid: int | None, tmp_root: Path) -> str:
+        return course_path(uid, tmp_root) if uid is not None else ""
+
+    def runs_as(self, uid: int | None) -> int | None:
+        return uid if os.geteuid() == 0 else None
+
+    def server_prefix(self, mount: Path, visible: list[Path], hidden: list[Path], uid: int | None) -> list[str]:
+        from labkit import sandbox as primitives
+
+        run_as = self.runs_as(uid)
+        return primitives.drop_to(run_as) if run_as is not None else []
 
 PROBE = ("import json, os, sys; print(json.dumps([p for p in sys.argv[1:] "
          "if not os.access(p, os.R_OK | (os.X_OK if os.path.isdir(p) else 0))]))")
@@ -36,9 +72,9 @@ def private_folder(path: Path) -> Path:
 def unreachable(uid: int, paths: list[Path]) -> list[Path] | None:
     """Which of `paths` uid `uid` cannot read, asked as that uid with this Python; None when it cannot
     even run this Python."""
-    from .. import sandbox
+    from labkit import sandbox as primitives
 
-    cmd = sandbox.drop_to(uid) + [sys.executable, "-I", "-S", "-c", PROBE, *map(str, paths)]
+    cmd = primitives.drop_to(uid) + [sys.executable, "-I", "-S", "-c", PROBE, *map(str, paths)]
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=60, cwd="/")
         return [Path(p) for p in json.loads(r.stdout)] if r.returncode == 0 else None
