@@ -287,7 +287,8 @@ def test_statuses_and_messages(batch):
     assert g[("always_equal", RELU)]["status"] == "failed"
     assert "not a number" in g[("always_equal", RELU)]["message"]
     assert g[("monkeypatch_numpy", RELU)]["status"] == "failed"
-    assert "expected shape" in g[("monkeypatch_numpy", RELU)]["message"]
+    # (the judge compares form first: the shape, or since relu keeps the input's dtype, the dtype)
+    assert any(s in g[("monkeypatch_numpy", RELU)]["message"] for s in ("expected shape", "expected dtype"))
 
 
 def test_fake_result_files_change_nothing(batch):
