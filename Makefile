@@ -25,8 +25,8 @@ lab: $(STAMP)
 #              Run All raises nowhere outside the answer cells), and hostile classes
 #   browser    JupyterLab in headless Chromium
 # then the second CPU code path (nbval over solutions/ once more). -n 2 uses both cores.
-# --dist loadgroup (fast and grading tiers) keeps each file on one worker, as loadfile does, except tests
-# marked `spread`, which go one by one to whichever worker is idle (conftest.py).
+# The fast tier sends each test to whichever worker is idle (--dist load: its module fixtures are cheap, and
+# the corpus, its slowest file, no longer holds one worker); the other tiers keep each file on one worker.
 PYTEST_ARGS ?= -n 2 --dist loadfile
 PYTEST := $(VENV)/bin/python -m pytest
 NBVAL := --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
@@ -39,7 +39,7 @@ test: $(STAMP) system-deps
 	  echo "== $$t: $$(( $$(date +%s) - start )) s"; done
 
 test-fast: $(STAMP)
-	$(PYTEST) tests -m "not ($(SLOW) or network)" -n 2 --dist loadgroup
+	$(PYTEST) tests -m "not ($(SLOW) or network)" -n 2 --dist load
 
 # Network tests wait on the index more than on the CPU: spread one by one over both workers.
 test-network: $(STAMP)
@@ -49,7 +49,7 @@ test-notebooks: $(STAMP)
 	$(PYTEST) tests solutions $(NBVAL) -m "notebooks and not (grading or browser)" $(PYTEST_ARGS) --durations=15
 
 test-grading: $(STAMP)
-	$(PYTEST) tests -m "grading and not browser" -n 2 --dist loadgroup --durations=15
+	$(PYTEST) tests -m "grading and not browser" $(PYTEST_ARGS) --durations=15
 
 # Browser tests spread one by one (--dist load): each worker starts its own JupyterLab and Chromium,
 # which costs less than leaving one core idle while test_browser.py runs on the other.

@@ -62,10 +62,6 @@ def pytest_collection_modifyitems(config, items):
     A notebook whose outputs come from a browser (lesson 08) is compared only where Chromium exists."""
     import shutil
 
-    grouped = config.pluginmanager.hasplugin("xdist")  # (its marker exists only with the plugin)
-    for item in items if grouped else ():  # `--dist loadgroup`: one file per worker, `spread` tests one by one
-        if not item.get_closest_marker("spread") and not item.get_closest_marker("xdist_group"):
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
     last: dict[str, object] = {}
     for item in items:
         if _is_nbval_cell(item):

@@ -59,7 +59,6 @@ CASES = [pytest.param(ex, e, id=f"{ex.id}-{e.name}",
          for ex, e in ENTRIES]
 
 
-@pytest.mark.spread  # the slowest file of the fast tier: its entries are spread over both workers
 @pytest.mark.parametrize("ex, entry", CASES)
 def test_corpus_entry_scores_by_the_rule(ex, entry, tmp_path, monkeypatch):
     """Every entry at two seeds: the notebook's (the learner's panel) and a hidden one, there through the panel

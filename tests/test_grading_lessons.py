@@ -33,7 +33,6 @@ LESSONS = sorted(p.stem for p in (ROOT / "solutions").glob("[0-9][0-9]*.ipynb"))
 TIMEOUT_S = int(2 * BUDGET_SECONDS * budget_slack()) + 180
 
 
-@pytest.mark.spread  # one lesson per test: both workers share the file
 @pytest.mark.parametrize("stem", LESSONS)
 def test_solution_full_marks_blank_zero_in_the_grader(stem, tmp_path):
     if not sandbox.bwrap_status()[0]:

@@ -49,7 +49,6 @@ def _leaves(x):
     return [x]
 
 
-@pytest.mark.spread  # one exercise per test: both workers share the file
 @pytest.mark.parametrize("ex", EXERCISES, ids=[e.id for e in EXERCISES])
 def test_public_check_passes_right_and_fails_wrong(ex, tmp_path, monkeypatch):
     monkeypatch.setattr(public, "PUBLIC_DIR", tmp_path / "public")
