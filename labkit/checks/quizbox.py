@@ -57,7 +57,7 @@ def static_html(ex: Exercise, answers: dict[str, Any], var: str) -> str:
 # Runs in the frontend each time the choices change: `element` is this output's node (JupyterLab's
 # JavaScript renderer), inside the quiz widget, inside the answer cell. It waits until the output is on
 # the page, finds the cell's CodeMirror 6 view (`cmTile` in current CodeMirror, `cmView` before) and
-# replaces the first line that assigns a dict holding the first question's key.
+# replaces the first assignment (on one line or several) of a dict holding the first question's key.
 REWRITE_JS = """(function () {
   var want = %(want)s, key = %(key)s, tries = 0;
   function say(text, ok) {
@@ -76,7 +76,7 @@ REWRITE_JS = """(function () {
       return;
     }
     var doc = view.state.doc.toString(), at = 0;
-    var re = /^([ \\t]*)([A-Za-z_]\\w*)([ \\t]*=[ \\t]*)\\{[^\\n]*\\}[ \\t]*$/gm, m;
+    var re = /^([ \\t]*)([A-Za-z_]\\w*)([ \\t]*=[ \\t]*)\\{[^{}]*\\}[ \\t]*$/gm, m;  // one line or several
     while ((m = re.exec(doc)) !== null) {
       if (m[0].indexOf('"' + key + '"') >= 0 || m[0].indexOf("'" + key + "'") >= 0) {
         var line = m[1] + m[2] + m[3] + want;
