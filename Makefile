@@ -90,7 +90,7 @@ course-model: $(STAMP)
 	$(VENV)/bin/labkit course-model --transformer
 
 # PYTHONWARNINGS hides setuptools' 12-line "Editable installation" banner (a note for package authors).
-$(STAMP): pyproject.toml package-lock.json binder/jupyter_server_config.json
+$(STAMP): pyproject.toml package-lock.json binder/jupyter_server_config.json labkit/lazy_iri.py
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@$(PY) -m pip install --quiet --upgrade "pip>=24"
 	@extra=""; \
@@ -98,6 +98,9 @@ $(STAMP): pyproject.toml package-lock.json binder/jupyter_server_config.json
 	  extra="--extra-index-url $(TORCH_INDEX)"; echo "Using PyTorch's CPU wheel index."; \
 	else echo "PyTorch's CPU index is not reachable: installing from the default index."; fi; \
 	PYTHONWARNINGS='ignore:Editable installation' $(PY) -m pip install --quiet $$extra -e '.[test]'
+	@# jsonschema's 1.8-s import of rfc3987_syntax deferred to its first use (every kernel server,
+	@# grader process and JupyterLab start imports jsonschema; see labkit/lazy_iri.py).
+	@$(PY) -m labkit.lazy_iri
 	@# Lesson 08: onnxruntime-web as pinned in package-lock.json (`npm ci`), run by the Node.js from PyPI.
 	@$(PY) -m labkit.web install
 	@# One kernel in the Launcher: the lessons' "python3", ipykernel's own spec inside .venv (a virtualenv's
