@@ -248,7 +248,8 @@ def test_server_without_bubblewrap_forks_kernels_and_resets(tmp_path):
     spec = SandboxSpec(dict(sandbox.DEFAULT_LIMITS), NoSandbox("test"),
                        tuple(map(str, [*sandbox.python_paths(), Path(labkit.__file__).parent])),
                        (str(Path(labkit_judges.__file__).parent),), str(tmp_path), str(tmp_path), None)
-    server = forkserver.KernelServer(spec, tmp_path / "slot1", forkserver.warm_plan(["import torch, onnxscript"]))
+    plan = forkserver.warm_plan(["import torch, onnxscript", "report = labkit.doctor()"])
+    server = forkserver.KernelServer(spec, tmp_path / "slot1", plan)
     try:
         pids = []
         for n in range(2):
@@ -257,10 +258,11 @@ def test_server_without_bubblewrap_forks_kernels_and_resets(tmp_path):
             server.begin()
             cells = [RunCell("import os\nassert 'mine.txt' not in os.listdir('.')\n"
                              "open('mine.txt', 'w').write(str(os.getpid()))", "code", None, 0),
-                     RunCell("import sys\nassert 'onnxscript' in sys.modules", "code", None, 1)]  # warm
+                     RunCell("import sys\nassert 'onnxscript' in sys.modules", "code", None, 1),  # warm
+                     RunCell("from labkit import gpu\nassert 'adapter' in gpu._STATE", "code", None, 2)]  # probed
             runner = Runner(cells, server, 60, 120)
             events = asyncio.run(runner.run())
-            assert [e["what"] for e in events] == ["ok", "ok"], events
+            assert [e["what"] for e in events] == ["ok", "ok", "ok"], events
             pids.append(int((server.work / "mine.txt").read_text()))
             assert server.starts == 1  # one warm server for both submissions
         assert pids[0] != pids[1] and server.pid not in pids
@@ -302,12 +304,15 @@ def test_reused_torchlib_list_changes_no_export(monkeypatch):
 
 def test_warm_plan_follows_what_the_lesson_imports():
     plan = forkserver.warm_plan(["import numpy as np\nfrom labkit import check", "print('import torch')"])
-    assert plan == {"modules": ["numpy", *forkserver.BASE_MODULES], "export": False}
+    assert plan == {"modules": ["numpy", *forkserver.BASE_MODULES], "export": False, "gpu": False}
     plan = forkserver.warm_plan(["import torch\nimport matplotlib.pyplot as plt",
                                  "p = torch.onnx.export(m, (x,), dynamo=True)"])
     assert plan["export"] and plan["modules"][:3] == ["matplotlib.pyplot", "torch", "torch.onnx"]
     assert forkserver.warm_plan(["import os, torch.nn as nn  # a comment"])["modules"][0] == "torch"
     assert "onnxruntime" not in str(forkserver.warm_plan(["import onnxruntime as ort"]))  # starts a thread
+    assert forkserver.warm_plan(["report = labkit.doctor()"])["gpu"]  # lesson 00 and 04
+    assert forkserver.warm_plan(["adapter = labkit.gpu.setup()"])["gpu"]  # lesson 11
+    assert not forkserver.warm_plan(["print(labkit.gpu.EP_NAME)"])["gpu"]
 
 
 def test_the_clients_sockets_are_bounded(tmp_path):

@@ -42,8 +42,10 @@ LESSON_MODULES = {"numpy": ("numpy",), "matplotlib": ("matplotlib.pyplot",), "ip
 
 
 def warm_plan(sources: list[str]) -> dict:
-    """What a server for a lesson with these code cells pre-imports, and whether it runs the exporter
-    once (only a lesson that exports from PyTorch pays for that)."""
+    """What a server for a lesson with these code cells pre-imports, whether it runs the exporter once
+    (only a lesson that exports from PyTorch pays for that), and whether it looks for the WebGPU
+    adapter once (`labkit.gpu` probes it in two child processes, 2-4 s, once per process: the
+    kernels forked from the server inherit the answer, as they inherit its imports)."""
     import re
 
     text = "\n".join(sources)
@@ -52,7 +54,9 @@ def warm_plan(sources: list[str]) -> dict:
         roots |= {n.strip().split(".")[0].split()[0] for n in names.split(",") if n.strip()}
     modules = [m for root, mods in LESSON_MODULES.items() if root in roots for m in mods]
     export = "torch" in roots and "torch.onnx.export" in text
-    return {"modules": [*modules, *(["torch.onnx"] if export else []), *BASE_MODULES], "export": export}
+    gpu = bool(re.search(r"\bdoctor\(|\bgpu\.(setup|status|find_adapter)\(", text))
+    return {"modules": [*modules, *(["torch.onnx"] if export else []), *BASE_MODULES], "export": export,
+            "gpu": gpu}
 
 
 @dataclass(frozen=True)
@@ -124,6 +128,13 @@ def _warm_up(plan: dict) -> None:
             finally:
                 for n, level in levels.items():
                     logging.getLogger(n).setLevel(level)
+    if plan.get("gpu"):
+        try:
+            from labkit import gpu
+
+            gpu.find_adapter()  # in child processes: this server starts no thread of ONNX Runtime's
+        except Exception:
+            pass
     tqdm = sys.modules.get("tqdm")
     monitor = getattr(getattr(tqdm, "tqdm", None), "monitor", None)
     if monitor is not None:  # the exporter's progress bars started tqdm's monitor thread
