@@ -241,6 +241,7 @@ def grade_one(task: Task) -> Outcome:
     t0 = time.monotonic()
     job, how, exercises = task.job, task.job.settings, task.machine.exercises
     server = kernel_server(task)
+    judge.start_server(how.lesson, how.seed, how.extra, how.judge_timeout, task.spec.data_dir)  # warms meanwhile
     judge_dir = Path(tempfile.mkdtemp(prefix="lkj", dir=task.tmp_root))
     verified = False
     try:

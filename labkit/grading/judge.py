@@ -167,9 +167,9 @@ def server_pids() -> frozenset[int]:
     return frozenset([_SERVER.proc.pid]) if _SERVER is not None and _SERVER.alive() else frozenset()
 
 
-def judge_answers(lesson: str, answers: Path, seed: int, ids: list[str], extra: str, timeout: float,
-                  data_dir: str) -> dict[str, Result]:
-    """{exercise id: Result} from this worker's warm, confined verdict process (started on first use)."""
+def start_server(lesson: str, seed: int, extra: str, timeout: float, data_dir: str) -> None:
+    """Start this worker's verdict process for these settings unless it runs: a worker calls it
+    before running a notebook, so the process imports its judges while the kernel works."""
     global _SERVER
     key = (lesson, seed, extra, timeout, data_dir)
     if _SERVER is None or not _SERVER.alive() or _SERVER.key != key:
@@ -177,6 +177,13 @@ def judge_answers(lesson: str, answers: Path, seed: int, ids: list[str], extra: 
             _SERVER.close()
         home = Path(tempfile.mkdtemp(prefix="judge", dir=Path(data_dir).parent))  # 0700, empty
         _SERVER = JudgeServer(lesson, seed, extra, timeout, data_dir, home)
+
+
+def judge_answers(lesson: str, answers: Path, seed: int, ids: list[str], extra: str, timeout: float,
+                  data_dir: str) -> dict[str, Result]:
+    """{exercise id: Result} from this worker's warm, confined verdict process (started on first use)."""
+    global _SERVER
+    start_server(lesson, seed, extra, timeout, data_dir)
     try:
         return _SERVER.judge(answers, ids)
     except Exception:
