@@ -49,18 +49,50 @@ def _is_nbval_cell(item) -> bool:
 
 
 def pytest_configure(config):
-    """nbval's cell timeout tied to the lesson budget (`labkit.notebooks.cell_timeout()`), not its 2000 s."""
+    """nbval's cell timeout tied to the lesson budget (`labkit.notebooks.cell_timeout()`), not its 2000 s;
+    the long tests spread over xdist's workers (SpreadLongTests)."""
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(SpreadLongTests(), "labkit-spread-long-tests")
     if getattr(config.option, "nbval_cell_timeout", None) in (2000, "2000"):
         from labkit.notebooks import cell_timeout
 
         config.option.nbval_cell_timeout = cell_timeout()
 
 
+#: test files whose tests `--dist loadfile` spreads one by one over the workers, first: each test is
+#: long (a lesson graded twice) and sets up no shared fixture. Every other file, and each notebook
+#: nbval runs, keeps all its tests on one worker (module fixtures set up once, one kernel per notebook).
+SPREAD_FILES = frozenset({"test_grading_lessons.py"})
+
+
+class SpreadLongTests:
+    """`--dist loadfile`, except that each test of SPREAD_FILES is a unit of its own. (xdist's
+    `loadgroup` would do it with marks, but with pytest 9 the groups never reach the scheduler:
+    xdist renames `item._nodeid`, which pytest no longer reads.) Registered only where xdist is."""
+
+    @staticmethod
+    def pytest_xdist_make_scheduler(config, log):
+        if config.getvalue("dist") != "loadfile":
+            return None
+        from xdist.scheduler import LoadFileScheduling
+
+        class Scheduling(LoadFileScheduling):
+            def _split_scope(self, nodeid: str) -> str:
+                file = nodeid.split("::", 1)[0]
+                return nodeid if file.rsplit("/", 1)[-1] in SPREAD_FILES else file
+
+        config.option.loadscopereorder = False  # collection order: the long tests first (below)
+        return Scheduling(config, log)
+
+
 @pytest.hookimpl(tryfirst=True)  # before -m deselects: nbval cells get their marker first
 def pytest_collection_modifyitems(config, items):
     """nbval cells are the `notebooks` tier; the last cell of each notebook closes its budget check.
-    A notebook whose outputs come from a browser (lesson 08) is compared only where Chromium exists."""
+    A notebook whose outputs come from a browser (lesson 08) is compared only where Chromium exists.
+    The tests of SPREAD_FILES come first, so no worker starts a long one while the others finish."""
     import shutil
+
+    items.sort(key=lambda item: item.path.name not in SPREAD_FILES)  # stable: otherwise as collected
 
     last: dict[str, object] = {}
     for item in items:
