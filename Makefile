@@ -17,12 +17,13 @@ lab: $(STAMP)
 	$(VENV)/bin/jupyter lab --notebook-dir=lessons $$root
 
 # Tests in tiers (markers registered in pyproject.toml; each test belongs to exactly one tier):
-#   fast       units, corpus, judges, structure, clean notebooks: no kernel  (`make test-fast`, the inner loop)
+#   fast       units, corpus, judges, structure, clean notebooks: no kernel  (`make test-fast`, the inner loop;
+#              its tests of seconds each, marked `heavy` in conftest.py, run with the grading tier)
 #   network    asks the package index; skips in seconds when it cannot be reached
 #   notebooks  nbval runs each solution ONCE, compares every output and checks the lesson budgets;
 #              the Binder environment (skipped when pip's index is unreachable)
 #   grading    the sandboxed grader on every lesson's solution (full marks) and blank lesson (zero, and
-#              Run All raises nowhere outside the answer cells), and hostile classes
+#              Run All raises nowhere outside the answer cells), and hostile classes; the `heavy` tests
 #   browser    JupyterLab in headless Chromium
 # then the second CPU code path (nbval over solutions/ once more). -n 2 uses both cores.
 # The fast tier sends each test to whichever worker is idle (--dist load: its module fixtures are cheap, and
@@ -39,7 +40,7 @@ test: $(STAMP) system-deps
 	  echo "== $$t: $$(( $$(date +%s) - start )) s"; done
 
 test-fast: $(STAMP)
-	$(PYTEST) tests -m "not ($(SLOW) or network)" -n 2 --dist load
+	$(PYTEST) tests -m "not ($(SLOW) or network or heavy)" -n 2 --dist load
 
 # Network tests wait on the index more than on the CPU: spread one by one over both workers.
 test-network: $(STAMP)
@@ -52,7 +53,7 @@ test-notebooks: $(STAMP)
 # time, timeouts served): three workers on two cores. Each lesson's grading test is a unit of its own
 # (conftest.py, SPREAD_FILES), so the longest file no longer holds one worker for minutes.
 test-grading: $(STAMP)
-	$(PYTEST) tests -m "grading and not browser" -n 3 --dist loadfile --durations=15
+	$(PYTEST) tests -m "(grading or heavy) and not browser" -n 3 --dist loadfile --durations=15
 
 # Browser tests spread one by one (--dist load): each worker starts its own JupyterLab and Chromium,
 # which costs less than leaving one core idle while test_browser.py runs on the other.

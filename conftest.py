@@ -59,10 +59,10 @@ def pytest_configure(config):
         config.option.nbval_cell_timeout = cell_timeout()
 
 
-#: test files whose tests `--dist loadfile` spreads one by one over the workers, first: each test is
-#: long (a lesson graded twice) and sets up no shared fixture. Every other file, and each notebook
+#: test files whose tests `--dist loadfile` spreads one by one over the workers, first: their tests are
+#: long (a lesson graded twice; the heavy corpus entries) and set up no shared fixture. Every other file, and each notebook
 #: nbval runs, keeps all its tests on one worker (module fixtures set up once, one kernel per notebook).
-SPREAD_FILES = frozenset({"test_grading_lessons.py"})
+SPREAD_FILES = frozenset({"test_grading_lessons.py", "test_corpus.py"})
 
 
 class SpreadLongTests:
@@ -85,6 +85,26 @@ class SpreadLongTests:
         return Scheduling(config, log)
 
 
+#: kernel-free tests that take seconds each, because they export, convert, train or generate: marked
+#: `heavy` (by node-id prefix), they run in the grading tier, whose workers mostly wait on sandboxes,
+#: and keep `make test-fast` a quick inner loop. Measured with `--durations=0` on the fast tier.
+HEAVY = (
+    *(f"tests/test_corpus.py::test_corpus_entry_scores_by_the_rule[{ex}-" for ex in (
+        "03.dynamic_batch", "07.ort_file", "08.web_model", "09.export_dynamic", "09.generate",
+        "10.custom_converter", "10.to_onnx", "11.device_decode", "11.placement")),
+    "tests/test_l07.py::test_ort_file_other_weights_fail",
+    "tests/test_l08.py::test_wrong_answers_get_precise_messages[08.web_model-",
+    "tests/test_l09.py::test_course_model_command_retrains_the_transformer",
+    "tests/test_l09.py::test_hostile_answers_give_a_result[",
+    "tests/test_l09.py::test_export_for_genai_runs_in_genai_with_the_same_tokens",
+    "tests/test_l09.py::test_the_check_decoder_clips_its_cache",
+    "tests/test_l09.py::test_generate_returning_the_prompt_too_is_named",
+    "tests/test_l09.py::test_export_with_a_fixed_length_is_named",
+    "tests/test_library.py::test_course_model_command_regenerates_weights_and_hash",
+    "tests/test_library.py::test_doctor_cli",
+)
+
+
 @pytest.hookimpl(tryfirst=True)  # before -m deselects: nbval cells get their marker first
 def pytest_collection_modifyitems(config, items):
     """nbval cells are the `notebooks` tier; the last cell of each notebook closes its budget check.
@@ -93,6 +113,9 @@ def pytest_collection_modifyitems(config, items):
     import shutil
 
     items.sort(key=lambda item: item.path.name not in SPREAD_FILES)  # stable: otherwise as collected
+    for item in items:
+        if item.nodeid.startswith(HEAVY):
+            item.add_marker(pytest.mark.heavy)
 
     last: dict[str, object] = {}
     for item in items:
