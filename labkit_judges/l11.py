@@ -94,14 +94,14 @@ def _placement(outputs, seed):
             continue
         missing = [n for n in want if n not in got]
         if missing:
-            yield TestResult(name, False, f"no provider for node(s) {missing}: return every node of the model "
-                                          "(graph optimizations off; a node the session renamed "
+            yield TestResult(name, False, f"no provider for node(s) {missing}: expected every node of the model "
+                                          "file (an optimized session fuses some away; a node the session renamed "
                                           "'<name>_token_<k>' is still the file's node <name>)")
             continue
         extra = [n for n in got if n not in want]
         if extra:
-            yield TestResult(name, False, f"{extra[0]!r} is not a node of the model file: leave out the nodes "
-                                          "the session added, and map renamed ones back to their name in the file")
+            yield TestResult(name, False, f"{extra[0]!r} is not a node of the model file: expected only the file's "
+                                          "nodes, under their names in the file")
             continue
         wrong = [n for n in want if got[n] != want[n]]
         if wrong:
@@ -181,7 +181,7 @@ def _tolerance(outputs, seed):
     for name, (device, cpu, want), got in zip(TOLERANCE_TESTS, _tolerance_data(seed), outputs):
         if isinstance(got, Raised) and "read-only" in got.message:
             yield TestResult(name, False, "your function writes into its arguments (the caller's outputs, "
-                                          f"passed read-only here): compute on copies ({got.message})")
+                                          f"passed read-only here); expected them left unchanged ({got.message})")
         elif isinstance(got, Raised):
             yield TestResult(name, False, f"your function {got.message}")
         elif not isinstance(got, (bool, np.bool_)):

@@ -318,14 +318,14 @@ from corpus.l06 import _int4  # noqa: E402
     (_int4(no_zero=True), "the range of a block must include 0"),
     (_int4(floor_blocks=True), "n_blocks = ceil(K / block_size)"),
     (_int4(signed=True), "not -8..7"),
-    (_int4(scrambled=True), "then transpose(2, 0, 1)"),
+    (_int4(scrambled=True), "expected each block cut from one column"),
     (_int4(per_column=True), "each block of block_size rows has its own range"),
     (_int4(levels=16), "that is 15 steps"),
     (_int4(scales_t=True), "(N, n_blocks), not (n_blocks, N)"),
-    (_int4(float_codes=True), "the prompt asks uint8 (.astype(np.uint8))"),
+    (_int4(float_codes=True), "the prompt asks uint8"),
     (lambda w, b: int4_blocks(w, b)[:2], "expected a tuple of three arrays"),
     (lambda w, b: tuple(a.transpose(1, 2, 0) if a.ndim == 3 else a for a in int4_blocks(w, b)),
-     "put the columns first"),
+     "the columns are not first"),
 ])
 def test_int4_wrong_answers(wrong, message):
     r = evaluate(get("06.int4_blocks"), wrong)
