@@ -734,7 +734,7 @@ def _int4_hint(w, block_size: int, q, scales, zero_points) -> str:
     if right_scales and not right_zps and floors(zero_points, zpf, real):
         return "the zero points were truncated (int() or .astype), expected them rounded"
     if right_scales and np.array_equal(q[codes], (ref_q - 8)[codes]):
-        return "MatMulNBits stores unsigned codes 0..15 (uint4), around the zero point; got codes -8..7"
+        return "MatMulNBits stores unsigned codes 0..15 (uint4) around the zero point, not -8..7"
     if right_scales and np.array_equal(q[codes], np.clip(np.round(blocks * recip[..., None]), 0, 15)[codes]):
         return "the codes are round(w / scale) without the zero point"
     if right_scales and right_zps and floors(q, np.clip(blocks * recip[..., None] + ref_z[..., None], 0, 15), codes):

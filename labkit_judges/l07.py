@@ -128,7 +128,7 @@ def _ort_file(answer, seed):
         except Exception:
             is_onnx = False
         yield TestResult(steps[0], False,
-                         "this is an ONNX (protobuf) file, expected an ORT-format file" if is_onnx else
+                         "this is an ONNX (protobuf) file, not an ORT-format file" if is_onnx else
                          "this is neither an ORT-format file (it does not carry the 'ORTM' identifier) nor ONNX")
         yield from rest(steps[0], "not an ORT-format file")
         return

@@ -212,13 +212,13 @@ def _model(body, **kw):
     (_model(corpus03._divide_for_sign), "zeros and inputs at ±threshold", "x / |x| is 0/0 there"),
     (lambda t: corpus03._soft_threshold_model(corpus03._sign_relu, 0.5), "random inputs",
      "the notebook's threshold 0.5"),
-    (_model(corpus03._sign_relu, batch=2), "symbolic batch", "export with dynamic_shapes"),
+    (_model(corpus03._sign_relu, batch=2), "symbolic batch", "the batch is fixed at 2"),
     (_model(corpus03._sign_relu, batch=2), "any batch size", "the graph fixes the batch at 2"),
     (_model(corpus03._sign_relu, elem=onnx.TensorProto.DOUBLE), "float32 in and out", "input float64, output float64"),
-    (_model(corpus03._sign_relu, out_elem=onnx.TensorProto.DOUBLE), "float32 in and out", "no Cast"),
+    (_model(corpus03._sign_relu, out_elem=onnx.TensorProto.DOUBLE), "float32 in and out", "expected float32 both"),
     (_model(corpus03._sign_relu, width=100_000), "random inputs", "100000 values per row"),
     (lambda t: "artifacts/shrinker.onnx", "only standard ONNX operators", "returned a string"),
-    (lambda t: None, "only standard ONNX operators", "returned None: return program.model_proto"),
+    (lambda t: None, "only standard ONNX operators", "returned None: expected an onnx.ModelProto"),
 ])
 def test_custom_op_says_what_is_wrong(answer, test, message):
     r = evaluate(get("03.custom_op"), answer)
@@ -231,7 +231,7 @@ def test_custom_op_onnx_program_is_told_to_return_the_proto():
         pass
 
     r = evaluate(get("03.custom_op"), lambda t: ONNXProgram())
-    assert r.points == 0 and "return program.model_proto" in failing(r)["only standard ONNX operators"]
+    assert r.points == 0 and "expected an onnx.ModelProto, not the ONNXProgram" in failing(r)["only standard ONNX operators"]
 
 
 def test_custom_op_custom_node_in_a_subgraph_is_found():

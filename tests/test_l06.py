@@ -109,7 +109,7 @@ def _full_signed_range(x, qmin, qmax, symmetric):  # 2m/255: the convention ORT 
     (_truncating_zp, "expected zero_point 128, got 127"),
     (_full_signed_range, "symmetric signed ranges drop the lowest level"),
     (lambda x, a, b, s: (choose_qparams(x, a, b, s)[0], float(choose_qparams(x, a, b, s)[1])),
-     "zero_point must be an int"),
+     "expected zero_point as an int"),
     (lambda x, a, b, s: (max(abs(x.min()), abs(x.max())) / (b - a) * 2, 0), "(an all-zero tensor needs scale 1.0)"),
     (lambda x, a, b, s: {"scale": 1.0, "zero_point": 0}, "expected a tuple (scale, zero_point)"),
 ])
