@@ -60,5 +60,4 @@ def refuse_external_data(model: Any) -> None:
         more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
         raise ExternalDataError(
             f"tensor {name!r}{more} keeps its data in another file ({where or 'no location'!r}), which the "
-            "checker never opens: give a model with every tensor inside it (onnx.load(path) reads the data "
-            "in; or save and export with external_data=False)")
+            "checker never opens; expected a model with every tensor inside it")

@@ -157,14 +157,14 @@ def _why_different(model, logits: np.ndarray, want: np.ndarray, y: np.ndarray, r
     ops = {n.op_type for n in model.graph.node}
     training = _training_mode_nodes(model)
     if training:
-        return f"the graph has {training[0]}: export the model after model.eval()"
+        return f"the graph has {training[0]}: the model was exported in training mode, expected an inference graph"
     if "Softmax" in ops or "LogSoftmax" in ops:
         return "the graph ends in a Softmax: the course model returns logits"
     if raw and acc < 0.9:
         return f"{acc:.0%} of the digits right: is the scaling inside the model exactly pixels / 16?"
     if acc < 0.9:
         return f"{acc:.0%} of the digits right: is this trained_cnn() in eval mode (not an untrained DigitsCNN)?"
-    return (f"{acc:.1%} of the digits right, but other weights: export trained_cnn() itself "
+    return (f"{acc:.1%} of the digits right, but other weights: expected the weights of trained_cnn() "
             "(a CNN you trained yourself has other weights)")
 
 
@@ -194,17 +194,17 @@ def _judge_classifier(answer, seed: int, *, raw: bool):
     yield TestResult(names[0], ok_type,
                      f"input '{inp.name}' is {want_name}" if ok_type else
                      f"input '{inp.name}' is {got_type}, expected {want_name}"
-                     + (" (raw pixels arrive as uint8: cast them inside the model)" if raw else ""))
+                     + (" (raw pixels arrive as uint8, and the model takes them as they come)" if raw else ""))
     batch = dims[0] if dims else None
     ok_sym = len(dims) == 4 and isinstance(batch, str) and bool(batch) and dims[1:] == [1, 8, 8]
     yield TestResult("symbolic batch", ok_sym,
                      f"input shape {dims}" if ok_sym else
                      f"expected the input shape [<name>, 1, 8, 8] with a named (symbolic) first dimension, got {dims}"
-                     + (" — export with dynamic_shapes (dynamo) or dynamic_axes (legacy)" if isinstance(batch, int) else ""))
+                     + (f" — the batch is fixed at {batch}" if isinstance(batch, int) else ""))
     if external_tensors(model):  # run_judge refuses such a model first; kept for direct calls
         yield TestResult("weights inside the file", False,
                          "the weights live in a separate .data file (external data), so this .onnx file alone "
-                         "cannot run: save with program.save(path) or export with external_data=False")
+                         "cannot run; expected every weight inside the one .onnx file")
         return
     yield TestResult("weights inside the file", True, "one self-contained .onnx file")
     if not ok_type:
@@ -266,8 +266,7 @@ def _judge_classifier(answer, seed: int, *, raw: bool):
     logits = np.concatenate(parts)
     if logits.dtype != np.float32:
         yield TestResult(MATCHES, False, f"the logits come out as {logits.dtype}, expected float32 like the course "
-                                         "model's: an app reading float32 would misread them (keep the model in "
-                                         "float32, no .double() and no Cast at the end)")
+                                         "model's: an app reading float32 would misread them")
         return
     t = expect_close(MATCHES, logits, want_all, rtol=RTOL, atol=ATOL)
     if t.passed:
@@ -427,17 +426,19 @@ def _faithful(outputs, seed):
 _FAITHFUL_WHY = {
     0: "the ONNX model computes what the network computes at every batch size",
     1: "the logits are large (hundreds), so float32 rounding differs by more than 1e-5 in absolute value while "
-       "the relative difference is about 1e-6: compare with a relative tolerance (rtol), and scale atol to the "
-       "largest logit (a logit near 0 carries the rounding of the large terms summed into it: here one is 0 in "
-       "PyTorch and about 1e-7 in ONNX Runtime, which a relative-only tolerance rejects)",
+       "the relative difference is about 1e-6: a tight absolute tolerance calls this faithful export unfaithful, "
+       "and so does a relative-only one (a logit near 0 carries the rounding of the large terms summed into it: "
+       "here one is 0 in PyTorch and about 1e-7 in ONNX Runtime)",
     2: "the graph reads the batch size and picks the branch at run time (Shape, Greater, Where): it agrees at every "
        "batch size",
     3: "the Div by 16 is inside the graph, like in forward",
     4: "the batch size is a fixed number in the graph: any other batch size fails in ONNX Runtime",
-    5: "the export kept only the branch example's (large) batch size took: try small batch sizes too",
-    6: "the export kept only the branch example's (small) batch size took: try large batch sizes too",
-    7: "the last layer's rows are the network's in another order (the classes swapped): compare every output "
-       "value in its place, not a summary such as the mean, the sum or the sorted values",
+    5: "the export kept only the branch example's (large) batch size took: at small batch sizes the outputs "
+       "differ",
+    6: "the export kept only the branch example's (small) batch size took: at large batch sizes the outputs "
+       "differ",
+    7: "the last layer's rows are the network's in another order (the classes swapped): the same values, "
+       "each in another place, so the mean, the sum and the sorted values all agree",
     8: "forward divides by 16 but the graph does not: the outputs differ even on example",
 }
 
@@ -544,7 +545,7 @@ def _why_not_soft_threshold(x: np.ndarray, got: np.ndarray, threshold: float) ->
         return f"expected an output of shape {want.shape} (the input's), got {got.shape}"
     nan = np.isnan(got)
     if nan.any():
-        where = "at x = 0: x / |x| is 0/0 there (op.Sign(x) is 0 at 0)" if np.all(x[nan] == 0) else \
+        where = "at x = 0: x / |x| is 0/0 there (expected 0)" if np.all(x[nan] == 0) else \
             f"at x = {float(x[nan][0]):.6g}"
         return f"NaN in the output {where}"
     off = ~np.isclose(got, want, rtol=1e-5, atol=1e-6)
@@ -554,15 +555,14 @@ def _why_not_soft_threshold(x: np.ndarray, got: np.ndarray, threshold: float) ->
     notebook = soft_threshold(x, NOTEBOOK_THRESHOLD)
     if threshold != NOTEBOOK_THRESHOLD and np.allclose(got, notebook, rtol=1e-5, atol=1e-6):
         return (f"{first}: this is soft_threshold with the notebook's threshold {NOTEBOOK_THRESHOLD}, not "
-                f"{threshold:g}; build Shrinker(threshold) from the function's argument and use `threshold` in the "
-                "translation (no constant)")
+                f"{threshold:g}: the threshold the function is given does not reach the exported model")
     pos, neg = x > 0, x < 0
     if not off[pos].any() and off[neg].any():
         if np.allclose(got[neg], 0):
             return f"{first}: right for positive inputs, but every negative input gives 0 (max(x - threshold, 0) " \
                    "forgets the negative side; soft_threshold(-x) = -soft_threshold(x))"
         if np.allclose(got[neg], -want[neg], rtol=1e-5, atol=1e-6):
-            return f"{first}: right for positive inputs, wrong sign for negative ones (multiply by sign(x))"
+            return f"{first}: right for positive inputs, wrong sign for negative ones (soft_threshold(-x) = -soft_threshold(x))"
         return f"{first}: right for positive inputs, wrong for negative ones"
     return first
 
@@ -581,13 +581,12 @@ def _compare(name: str, x: np.ndarray, got, threshold: float, what: str) -> Test
 def _custom_answer_problem(got) -> str:
     """Why the learner's function did not give a model, with the usual fix."""
     if isinstance(got, Raised):
-        fix = " — return program.model_proto (an onnx.ModelProto)" if "ONNXProgram" in got.message else ""
+        fix = " — expected an onnx.ModelProto, not the ONNXProgram" if "ONNXProgram" in got.message else ""
         return f"export_soft_threshold {got.message}{fix}"
     if isinstance(got, str):
-        return ("export_soft_threshold returned a string: return the onnx.ModelProto (program.model_proto), so that "
-                "the check gets the model itself")
+        return "export_soft_threshold returned a string: expected the onnx.ModelProto itself"
     if got is None:
-        return "export_soft_threshold returned None: return program.model_proto"
+        return "export_soft_threshold returned None: expected an onnx.ModelProto"
     return f"expected an onnx.ModelProto from export_soft_threshold, got {plain.describe(got)}"
 
 
@@ -608,8 +607,8 @@ def _custom_op(outputs, seed):
     more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
     yield TestResult(CUSTOM_TESTS[0], not bad,
                      f"{len(model.graph.node)} nodes, all standard ONNX operators" if not bad else
-                     f"{bad[0]}{more}: a runtime cannot run it without your own kernel; translate the operator to "
-                     "standard ONNX operators (Fix 1)")
+                     f"{bad[0]}{more}: a runtime cannot run it without your own kernel; expected standard ONNX operators "
+                     "only (Fix 1)")
     inputs, outs = _real_inputs(model), list(model.graph.output)
     if len(inputs) != 1 or len(outs) != 1:
         yield TestResult(CUSTOM_TESTS[1], False, f"expected one input and one output, found inputs "
@@ -620,14 +619,13 @@ def _custom_op(outputs, seed):
     in_ok = types[0] == "float32"
     yield TestResult(CUSTOM_TESTS[1], types == ["float32", "float32"],
                      "float32 input and output" if types == ["float32", "float32"] else
-                     f"input {types[0]}, output {types[1]}; expected float32 both: export with the float32 example "
-                     "xs, and let the translation keep x's type (no Cast)")
+                     f"input {types[0]}, output {types[1]}; expected float32 both, like the example xs")
     dims = _dims(inp)
     batch = dims[0] if dims else None
     sym = len(dims) >= 1 and isinstance(batch, str) and bool(batch)
     yield TestResult(CUSTOM_TESTS[2], sym, f"input shape {dims}" if sym else
                      f"expected a named (symbolic) first dimension, got the input shape {dims}"
-                     + (" — export with dynamic_shapes={'x': {0: 'batch'}}" if isinstance(batch, int) else ""))
+                     + (f" — the batch is fixed at {batch}" if isinstance(batch, int) else ""))
     if not in_ok or not dims:
         return
     try:
@@ -637,8 +635,8 @@ def _custom_op(outputs, seed):
         return
     row = int(np.prod(_feed_shape(dims, 1)))
     if row > MAX_ROW:
-        yield TestResult(CUSTOM_TESTS[3], False, f"the input shape {dims} holds {row} values per row; export with "
-                                                 "the example xs (rows of 7 values)")
+        yield TestResult(CUSTOM_TESTS[3], False, f"the input shape {dims} holds {row} values per row; expected rows "
+                                                 "of 7 values, like the example xs")
         return
     n = batch if isinstance(batch, int) and batch > 0 else 16
     x, edge = _custom_inputs(seed, threshold, _feed_shape(dims, n))

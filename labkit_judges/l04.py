@@ -99,12 +99,12 @@ def _predict(outputs, seed):
         elif n > batch_size and not argmin and _ran_at_once(got, model, images):
             refused += 1
             got = Raised("ran more than batch_size images in one run (the test model negates its logits then, "
-                         "so every class id came out wrong): split the images into batches")
+                         "so every class id came out wrong); expected at most batch_size images per run")
         if isinstance(got, Raised) and n == 0 and "concatenate" in got.message:
             got = Raised(got.message + " (with 0 images there is nothing to concatenate)")
         elif isinstance(got, (list, np.ndarray)) and np.shape(got) == (n, 10):
-            yield TestResult(name, False, f"you returned the scores (shape {np.shape(got)}): take argmax over axis 1 "
-                                          "to get one class id per image")
+            yield TestResult(name, False, f"you returned the scores (shape {np.shape(got)}); expected one class id "
+                                          f"per image (shape ({n},))")
             continue
         # the prompt allows a 1-D integer array or a list of ints; the ids in the images' order, exactly
         result = same(name, got, want, forms=("array", "list"), integer=True)
@@ -263,17 +263,17 @@ def _top_operator(outputs, seed):
         if op != want["op"]:
             longest = max((e for e in events if e["cat"] == "Node"), key=lambda e: e["dur"])
             if op in session_names:
-                why = f" — {op!r} is a Session event, not an operator: keep only events whose cat is 'Node'"
+                why = f" — {op!r} is a Session event, not an operator (a Node event)"
             elif isinstance(op, str) and (op in node_ops or op + "_kernel_time" in node_ops):
-                why = " — that is a node's name; the operator type is in args['op_name']"
+                why = " — that is a node's name; expected an operator type, which many nodes share"
             elif op == longest["args"]["op_name"]:
-                why = " — that operator has the longest single call; add up all calls of each operator"
+                why = " — that operator has the longest single call; expected the longest total over all its calls"
             else:
                 why = ""
             yield TestResult(name, False, f"expected op {want['op']!r}, got {op!r}{why}")
         elif isinstance(total, bool) or not isinstance(total, (int, float)) or total != want["total_us"]:
             yield TestResult(name, False, f"op {op!r} is right, but expected total_us {want['total_us']}, got "
-                                          f"{total!r} (sum 'dur' of every Node event of that operator, all runs)")
+                                          f"{total!r} (the time of every call of that operator, all runs together)")
         else:
             yield TestResult(name, True, f"{op} with {total} µs")
 

@@ -387,8 +387,8 @@ def _portable(answer, seed):
     yield TestResult("loads", model is not None, why or "an ONNX model")
     if model is not None and [n.op_type for n in model.graph.node] == \
             [n.op_type for n in onnx.load_from_string(practice_model()).graph.node]:
-        yield DidNotDo("its nodes are the practice model's, not one was optimized away: save the model an "
-                       "optimizing session writes")
+        yield DidNotDo("its nodes are the practice model's, not one was optimized away; expected the graph "
+                       "as an optimizing session leaves it")
     if model is None:
         return
     import onnx
@@ -399,7 +399,7 @@ def _portable(answer, seed):
     yield TestResult("optimized", optimized,
                      f"{total0} nodes became {total}, no BatchNormalization left" if optimized else
                      f"the graph is not optimized: {total} nodes (the practice model has {total0}) and {bn} "
-                     "BatchNormalization; did ONNX Runtime write it with optimized_model_filepath?")
+                     "BatchNormalization; expected fewer nodes and no BatchNormalization")
     fused = sum(n.op_type == "FusedConv" for n in model.graph.node)
     yield TestResult("EXTENDED-level fusions", fused > 0,
                      f"{fused} Conv+Relu pairs fused into FusedConv" if fused else
@@ -484,7 +484,7 @@ def _rewrite_rule(outputs, seed):
                          f"expected the operators {want}, got {ops}"
                          + (" — Gemm takes 2-D inputs only: the condition must refuse a 3-D MatMul" if k == 1 and
                             "Gemm" in ops else "")
-                         + (" — Add(bias, MatMul(...)) is the same pattern with the inputs swapped (commute=True)"
+                         + (" — Add(bias, MatMul(...)) is the same pattern with the inputs swapped, and stayed"
                             if k == 0 and ops.get("Gemm") == 1 else "")
                          + (" — only MatMul+Add pairs change: keep every other node" if k == 0 and
                             "Identity" not in ops else ""))

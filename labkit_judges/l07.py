@@ -53,7 +53,7 @@ def _block_counts(outputs, seed):
                 if arr.shape == (8, 8) and np.array_equal(arr, reference_block_counts(grid).T):
                     t.message += " (your result is transposed: rows and columns are swapped)"
                 elif arr.shape == (8, 8) and arr.max() <= 1.0 and reference_block_counts(grid).max() > 1:
-                    t.message += " (expected counts 0..16, not a mean: sum the pixels of each block)"
+                    t.message += " (expected counts 0..16 per block, not a mean)"
             except (TypeError, ValueError):
                 pass
         yield t
@@ -128,8 +128,7 @@ def _ort_file(answer, seed):
         except Exception:
             is_onnx = False
         yield TestResult(steps[0], False,
-                         "this is an ONNX (protobuf) file, not an ORT-format file: convert it with "
-                         "convert_onnx_models_to_ort" if is_onnx else
+                         "this is an ONNX (protobuf) file, not an ORT-format file" if is_onnx else
                          "this is neither an ORT-format file (it does not carry the 'ORTM' identifier) nor ONNX")
         yield from rest(steps[0], "not an ORT-format file")
         return
@@ -195,11 +194,11 @@ def _ort_portable(answer):
     x86 = [op for op in ops if op.split(":")[0] in X86_ONLY_DOMAINS]
     problems = []
     if list(shape) != [1, 1, 8, 8]:
-        problems.append(f"the input shape is {list(shape)}, expected [1, 1, 8, 8]: convert the model whose batch was "
-                        "fixed to 1 (digits_fp32_b1.onnx), which NNAPI and CoreML need")
+        problems.append(f"the input shape is {list(shape)}, expected [1, 1, 8, 8]: the batch fixed to 1, "
+                        "which NNAPI and CoreML need")
     if x86:
         problems.append(f"it holds x86-only operators {x86} (NCHWc layouts, saved at level ALL for this CPU): a phone "
-                        "cannot run them; use --optimization_style Runtime (or Fixed without --target_platform amd64)")
+                        "cannot run them; expected only operators that run on any CPU")
     yield TestResult(name, not problems, "; ".join(problems) if problems else
                      f"batch fixed to 1; operators {', '.join(o.split(':')[1] for o in ops)} run on any CPU")
 
@@ -276,8 +275,7 @@ def _fix_batch(outputs, seed):
         loose = {vi.name: _dims(vi) for vi in io if not all(isinstance(d, int) for d in _dims(vi))}
         yield TestResult(names[0], not loose,
                          "every input and output shape is fixed" if not loose else
-                         f"still dynamic: {loose} — NNAPI and CoreML need fixed shapes everywhere; outputs too "
-                         "(onnxruntime.tools.onnx_model_utils.fix_output_shapes)")
+                         f"still dynamic: {loose} — NNAPI and CoreML need fixed shapes everywhere, outputs too")
         inp = model.graph.input[0] if model.graph.input else None
         want = [1, 1, 8, 8]
         got_dims = _dims(inp) if inp is not None else None

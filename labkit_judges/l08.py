@@ -220,7 +220,7 @@ def _web_model(answer, seed):
         where = {w for _, w in external}
         yield TestResult(_WEB_STEPS[0], False,
                          f"{len(external)} weights live in another file ({', '.join(sorted(where))}): the page fetches "
-                         "one URL, so load the data into the model and save it as one file")
+                         "one URL, so every weight must be inside the one .onnx file")
         yield from rest(0, "the weights are not in the file")
         return
     from labkit.checks import ort_session

@@ -79,8 +79,8 @@ def _placement_cases(seed: int) -> list[tuple]:
 
 @exercise('11.placement', title='Which provider ran each node', points=2, kind='function',
           hint=[
-              "The session itself can record which provider took each node of the graph: switch that on when you create it, then read it back per provider.",
-              "SessionOptions.add_session_config_entry('session.record_ep_graph_assignment_info', '1'), then session.get_provider_graph_assignment_info(): each entry has ep_name and get_nodes() (node.name).",
+              "The session itself can record which provider took each node of the graph: switch that on when you create it, then read it back per provider. Nodes an optimizer fuses away get no provider, and the session adds and renames some.",
+              "SessionOptions.add_session_config_entry('session.record_ep_graph_assignment_info', '1'), then session.get_provider_graph_assignment_info(): each entry has ep_name and get_nodes() (node.name); SessionOptions.graph_optimization_level = ORT_DISABLE_ALL; a renamed node is '<name>_token_<k>'.",
           ],
           cases=_placement_cases, tests=PLACEMENT_TESTS, skill=PLACEMENT_TESTS)
 def _placement(outputs, seed):
@@ -94,14 +94,14 @@ def _placement(outputs, seed):
             continue
         missing = [n for n in want if n not in got]
         if missing:
-            yield TestResult(name, False, f"no provider for node(s) {missing}: return every node of the model "
-                                          "(graph optimizations off; a node the session renamed "
+            yield TestResult(name, False, f"no provider for node(s) {missing}: expected every node of the model "
+                                          "file (an optimized session fuses some away; a node the session renamed "
                                           "'<name>_token_<k>' is still the file's node <name>)")
             continue
         extra = [n for n in got if n not in want]
         if extra:
-            yield TestResult(name, False, f"{extra[0]!r} is not a node of the model file: leave out the nodes "
-                                          "the session added, and map renamed ones back to their name in the file")
+            yield TestResult(name, False, f"{extra[0]!r} is not a node of the model file: expected only the file's "
+                                          "nodes, under their names in the file")
             continue
         wrong = [n for n in want if got[n] != want[n]]
         if wrong:
@@ -181,7 +181,7 @@ def _tolerance(outputs, seed):
     for name, (device, cpu, want), got in zip(TOLERANCE_TESTS, _tolerance_data(seed), outputs):
         if isinstance(got, Raised) and "read-only" in got.message:
             yield TestResult(name, False, "your function writes into its arguments (the caller's outputs, "
-                                          f"passed read-only here): compute on copies ({got.message})")
+                                          f"passed read-only here); expected them left unchanged ({got.message})")
         elif isinstance(got, Raised):
             yield TestResult(name, False, f"your function {got.message}")
         elif not isinstance(got, (bool, np.bool_)):

@@ -186,7 +186,7 @@ def test_top_operator_reference_passes():
 @pytest.mark.parametrize("wrong, message", [
     (longest_single_call, "longest single call"),
     (by_event_name, "is a Session event, not an operator"),
-    (by_node_name, "that is a node's name; the operator type is in args['op_name']"),
+    (by_node_name, "that is a node's name; expected an operator type"),
     (first_run_only, "op 'Conv' is right, but expected total_us"),
     (lambda p: {"operator": "Conv"}, "expected a dict {'op': ..., 'total_us': ...}, got keys ['operator']"),
 ])

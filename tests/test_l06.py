@@ -109,7 +109,7 @@ def _full_signed_range(x, qmin, qmax, symmetric):  # 2m/255: the convention ORT 
     (_truncating_zp, "expected zero_point 128, got 127"),
     (_full_signed_range, "symmetric signed ranges drop the lowest level"),
     (lambda x, a, b, s: (choose_qparams(x, a, b, s)[0], float(choose_qparams(x, a, b, s)[1])),
-     "zero_point must be an int"),
+     "expected zero_point as an int"),
     (lambda x, a, b, s: (max(abs(x.min()), abs(x.max())) / (b - a) * 2, 0), "(an all-zero tensor needs scale 1.0)"),
     (lambda x, a, b, s: {"scale": 1.0, "zero_point": 0}, "expected a tuple (scale, zero_point)"),
 ])
@@ -318,14 +318,14 @@ from corpus.l06 import _int4  # noqa: E402
     (_int4(no_zero=True), "the range of a block must include 0"),
     (_int4(floor_blocks=True), "n_blocks = ceil(K / block_size)"),
     (_int4(signed=True), "not -8..7"),
-    (_int4(scrambled=True), "then transpose(2, 0, 1)"),
+    (_int4(scrambled=True), "expected each block cut from one column"),
     (_int4(per_column=True), "each block of block_size rows has its own range"),
     (_int4(levels=16), "that is 15 steps"),
     (_int4(scales_t=True), "(N, n_blocks), not (n_blocks, N)"),
-    (_int4(float_codes=True), "the prompt asks uint8 (.astype(np.uint8))"),
+    (_int4(float_codes=True), "the prompt asks uint8"),
     (lambda w, b: int4_blocks(w, b)[:2], "expected a tuple of three arrays"),
     (lambda w, b: tuple(a.transpose(1, 2, 0) if a.ndim == 3 else a for a in int4_blocks(w, b)),
-     "put the columns first"),
+     "the columns are not first"),
 ])
 def test_int4_wrong_answers(wrong, message):
     r = evaluate(get("06.int4_blocks"), wrong)

@@ -172,7 +172,7 @@ def test_fix_batch_reference_passes_on_many_seeds():
 @pytest.mark.parametrize("wrong, text", [
     (_fix(), "still dynamic"),
     (_fix(param=None, value=64), "expected the input shape [1, 1, 8, 8]"),
-    (_fix(param=None, outputs=False), "fix_output_shapes"),
+    (_fix(param=None, outputs=False), "fixed shapes everywhere, outputs too"),
     (lambda m: m, "still dynamic"),
 ])
 def test_fix_batch_wrong_answers_are_named(wrong, text):

@@ -3,8 +3,8 @@
 from ..checks.registry import Question, declare
 
 declare('11.placement', title='Which provider ran each node', points=2, kind='function', hint=[
-    'The session itself can record which provider took each node of the graph: switch that on when you create it, then read it back per provider.',
-    "SessionOptions.add_session_config_entry('session.record_ep_graph_assignment_info', '1'), then session.get_provider_graph_assignment_info(): each entry has ep_name and get_nodes() (node.name).",
+    'The session itself can record which provider took each node of the graph: switch that on when you create it, then read it back per provider. Nodes an optimizer fuses away get no provider, and the session adds and renames some.',
+    "SessionOptions.add_session_config_entry('session.record_ep_graph_assignment_info', '1'), then session.get_provider_graph_assignment_info(): each entry has ep_name and get_nodes() (node.name); SessionOptions.graph_optimization_level = ORT_DISABLE_ALL; a renamed node is '<name>_token_<k>'.",
 ])
 
 declare('11.tolerance', title='Device against CPU: rounding or a wrong result?', points=2, kind='function', hint=[

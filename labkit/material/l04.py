@@ -36,7 +36,7 @@ def limited_session(model_bytes: bytes, max_rows: int):
                 rows = np.shape(value)[0] if np.ndim(value) else 0
                 if rows > self.max_rows:
                     raise RuntimeError(f"this test session accepts at most batch_size={self.max_rows} images per "
-                                       f"run() call, got {rows}: split the images into batches")
+                                       f"run() call, got {rows}")
             return super().run(output_names, input_feed, run_options)
 
         def __deepcopy__(self, memo):  # the check copies its inputs before each call

@@ -92,30 +92,27 @@ def bound_session(model_bytes: bytes, shift: int = 0):
             self.runs = 0
 
         def run(self, output_names, input_feed, run_options=None):
-            raise RuntimeError("this test session runs only through IO binding: use session.io_binding() "
-                               "and session.run_with_iobinding(binding), not session.run()")
+            raise RuntimeError("this test session runs only through IO binding, not session.run()")
 
         def run_with_ort_values(self, *args, **kwargs):
-            raise RuntimeError("this test session runs only through IO binding (run_with_iobinding)")
+            raise RuntimeError("this test session runs only through IO binding")
 
         def run_with_iobinding(self, iobinding, run_options=None):
             if self._binding is not None and iobinding is not self._binding:
-                raise RuntimeError(f"run {self.runs + 1}: a new binding — create one binding before the loop and "
-                                   "reuse it for every batch")
+                raise RuntimeError(f"run {self.runs + 1}: a new binding; expected one binding for every batch")
             self._binding = iobinding
             super().run_with_iobinding(iobinding, run_options)
             self.runs += 1
             outs = iobinding.get_outputs()
             if not len(outs):
-                raise RuntimeError("the binding has no output bound: bind one with bind_ortvalue_output "
-                                   "(or bind_output)")
+                raise RuntimeError("the binding has no output bound")
             ptr = outs[0].data_ptr()
             self._kept.append(outs[0])
             if self._first_ptr is None:
                 self._first_ptr = ptr
             elif ptr != self._first_ptr:
                 raise RuntimeError(f"run {self.runs}: the output was written to a new buffer, not the one of the "
-                                   "first run — bind one output once, before the loop, and reuse the binding")
+                                   "first run; expected one output buffer for every run")
             if self._shift:
                 buffer = outs[0].numpy()  # a view of the bound buffer
                 buffer[...] = np.roll(buffer, -self._shift, axis=-1)

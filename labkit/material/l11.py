@@ -115,12 +115,12 @@ def _guarded_binding_class():
         def bind_cpu_input(self, name, arr_on_cpu):
             if name in CACHE and np.shape(arr_on_cpu)[1:2] != (0,):
                 raise RuntimeError(f"bind_cpu_input({name!r}, ...) copies the cache from the host to the "
-                                   "device: bind last run's present output OrtValue instead")
+                                   "device; expected last run's present output, left on the device")
             super().bind_cpu_input(name, arr_on_cpu)
 
         def bind_input(self, name, device_type, device_id, element_type, shape, buffer_ptr):
             if name in CACHE:
-                raise RuntimeError(f"bind {name!r} with bind_ortvalue_input, from last run's outputs")
+                raise RuntimeError(f"{name!r} bound from a raw buffer; expected last run's present output, left on the device")
             super().bind_input(name, device_type, device_id, element_type, shape, buffer_ptr)
 
         def bind_ortvalue_input(self, name, ortvalue):
@@ -135,7 +135,7 @@ def _guarded_binding_class():
                         buffer_ptr=None):
             if name in PRESENT and str(device_type).lower() == "cpu":
                 raise RuntimeError(f"bind_output({name!r}, 'cpu') copies the cache to the host after every "
-                                   "step: bind it to the device")
+                                   "step; expected it kept on the device")
             super().bind_output(name, device_type, device_id, element_type, shape, buffer_ptr)
             self._bound(name)
 
@@ -146,8 +146,7 @@ def _guarded_binding_class():
             self._bound(name)
 
         def copy_outputs_to_cpu(self):
-            raise RuntimeError("copy_outputs_to_cpu() copies the cache to the host too: bind logits to the "
-                               "CPU and read it from get_outputs()")
+            raise RuntimeError("copy_outputs_to_cpu() copies the cache to the host too")
 
     return GuardedBinding
 
@@ -166,7 +165,7 @@ def _device_decoder_class():
             self.runs = 0
 
         def run(self, *args, **kwargs):
-            raise RuntimeError("run() copies the cache to the device and back at every step: use IO binding")
+            raise RuntimeError("run() copies the cache to the device and back at every step")
 
         def io_binding(self):
             return _guarded_binding_class()(self)
