@@ -63,6 +63,9 @@ def pytest_configure(config):
 #: long (a lesson graded twice; the heavy corpus entries) and set up no shared fixture. Every other file, and each notebook
 #: nbval runs, keeps all its tests on one worker (module fixtures set up once, one kernel per notebook).
 SPREAD_FILES = frozenset({"test_grading_lessons.py", "test_corpus.py"})
+#: the files whose tests are scheduled first, longest units first (test_binder.py: two tests sharing
+#: a venv built in ~100 s, one unit)
+FIRST = ("test_binder.py", "test_grading_lessons.py", "test_corpus.py")
 
 
 class SpreadLongTests:
@@ -109,10 +112,14 @@ HEAVY = (
 def pytest_collection_modifyitems(config, items):
     """nbval cells are the `notebooks` tier; the last cell of each notebook closes its budget check.
     A notebook whose outputs come from a browser (lesson 08) is compared only where Chromium exists.
-    The tests of SPREAD_FILES come first, so no worker starts a long one while the others finish."""
+    The tests of FIRST come first, so no worker starts a long one while the others finish, then
+    the files with the most tests (xdist's own order for --dist loadfile)."""
+    import collections
     import shutil
 
-    items.sort(key=lambda item: item.path.name not in SPREAD_FILES)  # stable: otherwise as collected
+    per_file = collections.Counter(item.path for item in items)  # xdist's own order (kept by the scheduler)
+    first = {name: i for i, name in enumerate(FIRST)}
+    items.sort(key=lambda item: (first.get(item.path.name, len(FIRST)), -per_file[item.path]))
     for item in items:
         if item.nodeid.startswith(HEAVY):
             item.add_marker(pytest.mark.heavy)
