@@ -53,7 +53,7 @@ TEXT_ALLOWED: dict[str, tuple[set[str], str]] = {
     "05_fusion": ({"25db1ed4", "dd59eec3", "702a2055", "506e2934", "c7479840", "6153f7ae", "68397f7f",
                    "ae16393e", "26b4fbaf", "815eebc5", "97da8110"},
                   "onnx.printer graphs and op-count dicts before/after fusion"),
-    "06_quantization": ({"q06-27-code", "q06-29-code", "q06-23-code", "q06-35-code",
+    "06_quantization": ({"q06-27-code", "q06-29-code", "q06-35-code",
                          "q06-41-code", "72292525", "6da1a1d9", "781bb29e"},
                         "node lists of quantized graphs, one-line timing verdicts"),
     "08_browser": ({"q08-04-code", "q08-06-code", "q08-08-code", "q08-18-code", "q08-20-code",
@@ -75,8 +75,6 @@ IMAGE_ALLOWED: dict[str, dict[str, str]] = {
     "03_export_pytorch": {"ex3-plot": "640 px, not yet resized"},
     "04_ort_inference": {"l04-32": "599 px (shown at 99 %)"},
     "05_fusion": {"f824a062": "990 px, not yet resized"},
-    "06_quantization": {"q06-23-code": "625 px, not yet resized",
-                        "q06-44-code": "882 px, not yet resized", "q06-47-code": "1184 px, not yet resized"},
     "08_browser": {"q08-42-code": "1280 px: a screenshot of the lesson's web page, meant to be zoomed"},
     "09_transformer": {"l09-19": "610 px (shown at 97 %)"},
 }
