@@ -70,8 +70,6 @@ TEXT_ALLOWED: dict[str, tuple[set[str], str]] = {
 }
 # lesson -> {cell id: why its figure may be wider than IMAGE_WIDTH}
 IMAGE_ALLOWED: dict[str, dict[str, str]] = {
-    "02_model_structure": {"8859c3bc": "723 px, not yet resized", "ec0489e9": "670 px, not yet resized",
-                           "a91e8fdd": "726 px, not yet resized"},
     "03_export_pytorch": {"ex3-plot": "640 px, not yet resized"},
     "04_ort_inference": {"l04-32": "599 px (shown at 99 %)"},
     "05_fusion": {"f824a062": "990 px, not yet resized"},
