@@ -45,7 +45,7 @@ TEXT_ALLOWED: dict[str, tuple[set[str], str]] = {
                            "ResNet-50's node table, tensor names and op counts; ONNX errors as raised"),
     "03_export_pytorch": ({"export-fixed", "trap-batch", "b7474b9b", "colleague", "colleague-parity",
                            "flow-dynamo", "flow-legacy", "flow-fix", "optimize", "data-bytes", "opset14",
-                           "dynamic-axes", "legacy", "pre-trap", "ex3-plot", "d734087c", "40cafffa",
+                           "dynamic-axes", "legacy", "pre-trap", "d734087c", "40cafffa",
                            "custom-op", "custom-domain", "ex4-after"},
                           "exporter warnings and errors as torch prints them (the lesson's subject), op counts"),
     "04_ort_inference": ({"1008df1c", "l04-09", "l04-29", "l04-18", "l04-34"},
@@ -70,7 +70,6 @@ TEXT_ALLOWED: dict[str, tuple[set[str], str]] = {
 }
 # lesson -> {cell id: why its figure may be wider than IMAGE_WIDTH}
 IMAGE_ALLOWED: dict[str, dict[str, str]] = {
-    "03_export_pytorch": {"ex3-plot": "640 px, not yet resized"},
     "04_ort_inference": {"l04-32": "599 px (shown at 99 %)"},
     "05_fusion": {"f824a062": "990 px, not yet resized"},
     "08_browser": {"q08-42-code": "1280 px: a screenshot of the lesson's web page, meant to be zoomed"},
