@@ -6,7 +6,7 @@ import numpy as np
 
 from labkit import android
 from labkit.checks import Question, TestResult, error_line, exercise, expect_close, quiz
-from labkit.checks.differential import same
+from labkit.checks.differential import promised_form, same
 from labkit.plain import OnnxBlob, Raised, describe
 
 # ---------------------------------------------------------------- 07.block_counts
@@ -213,6 +213,8 @@ def _ort_portable(answer):
 FIX_MODELS = ("named batch", "another dim_param name", "unnamed batch dimension")
 FIX_KINDS = ("every input and output dimension fixed", "batch is 1", "same outputs at batch 1")
 FIX_TESTS = tuple(f"{m}: {k}" for m in FIX_MODELS for k in FIX_KINDS)
+#: the prompt's form: a ModelProto (its bytes cross as the same OnnxBlob, so the learner side records which it was)
+FIX_FORM = "returns an onnx.ModelProto"
 
 
 def mobile_model(seed: int, k: int):
@@ -258,7 +260,7 @@ def _dims(vi) -> list:
               'The batch dimension may have a name or no name at all; fix it to 1 on the input, then let the output shapes follow; work on a copy.',
               "onnxruntime.tools.onnx_model_utils: make_dim_param_fixed, make_input_shape_fixed, fix_output_shapes; the input's type.tensor_type.shape.dim.",
           ],
-          cases=_fix_cases, tests=FIX_TESTS, skill=FIX_TESTS)
+          cases=_fix_cases, tests=(*FIX_TESTS, FIX_FORM), skill=FIX_TESTS)
 def _fix_batch(outputs, seed):
     from labkit.checks import load_onnx
     from labkit.runtime import ort_session
@@ -295,6 +297,8 @@ def _fix_batch(outputs, seed):
                                               f"{error_line(e)}")
             continue
         yield expect_close(names[2], out, want_out, rtol=1e-5, atol=1e-6)
+    yield promised_form(FIX_FORM, outputs, ("onnx.ModelProto",), "an onnx.ModelProto (a copy of the model)",
+                        "onnx.load_from_string(...) turns bytes back into one")
 
 
 # ---------------------------------------------------------------- 07.quiz

@@ -99,10 +99,11 @@ def _by_walking_shapes(model):
             if w[0] != width[n.input[0]]:
                 return n.input[1]
             width[n.output[0]] = w[1]
-        elif n.op_type == "Add":
-            if inits[n.input[1]] != [width[n.input[0]]]:
-                return n.input[1]
-            width[n.output[0]] = width[n.input[0]]
+        elif n.op_type == "Add":  # the bias may come first or second
+            bias, act = (n.input[0], n.input[1]) if n.input[0] in inits else (n.input[1], n.input[0])
+            if inits[bias] != [width[act]]:
+                return bias
+            width[n.output[0]] = width[act]
         else:
             width[n.output[0]] = width[n.input[0]]
     return None
@@ -201,8 +202,6 @@ _BLIND2_SLOW = {
 }
 # Still full marks although wrong (known holes, issue 32): strict xfails in tests/test_corpus.py until a judge sees them
 _BLIND2_STILL_PASS = {
-    'blind2-count-numpy-int64': 'a NumPy int64 count: plain data turns NumPy scalars into Python numbers, so no judge sees it',
-    'blind2-bad-second-input': 'not yet looked at',
 }
 for _exercise, _entries in _BLIND2.items():
     CORPUS[_exercise] = CORPUS[_exercise] + known_holes(_entries, _BLIND2_STILL_PASS, skip=_BLIND2_SLOW)
