@@ -93,6 +93,9 @@ ORT_STEPS = ("ORT file loads", "raw pixels in", "probabilities out", f"matches t
              "fixed batch 1, portable operators")
 #: operator domains that only x86 CPUs run (NCHWc blocked layouts, written at level ALL for amd64)
 X86_ONLY_DOMAINS = ("com.microsoft.nchwc",)
+#: the domain of ONNX Runtime's own fused kernels (FusedConv, FusedGemm...): only its CPU provider runs them. The
+#: fp32 model has none; style Fixed writes them into the graph, style Runtime saves them to be replayed at load time
+CPU_FUSION_DOMAIN = "com.microsoft"
 
 
 #: the skill: the fp32 model's answers, in a file a phone can run (fixed batch, no x86-only operators)
@@ -193,13 +196,18 @@ def _ort_portable(answer):
         yield TestResult(name, False, f"could not read the file's operators: {error_line(e)}")
         return
     x86 = [op for op in ops if op.split(":")[0] in X86_ONLY_DOMAINS]
+    fused = [op for op in ops if op.split(":")[0] == CPU_FUSION_DOMAIN]
     problems = []
     if list(shape) != [1, 1, 8, 8]:
         problems.append(f"the input shape is {list(shape)}, expected [1, 1, 8, 8]: convert the model whose batch was "
                         "fixed to 1 (digits_fp32_b1.onnx), which NNAPI and CoreML need")
     if x86:
         problems.append(f"it holds x86-only operators {x86} (NCHWc layouts, saved at level ALL for this CPU): a phone "
-                        "cannot run them; use --optimization_style Runtime (or Fixed without --target_platform amd64)")
+                        "cannot run them; use --optimization_style Runtime")
+    if fused:
+        problems.append(f"its graph holds ONNX Runtime's CPU-only fused operators {fused} (optimization style Fixed "
+                        "applies the fusions now): NNAPI and XNNPACK cannot take those nodes; --optimization_style "
+                        "Runtime keeps the graph portable and saves the fusions to be replayed at load time")
     yield TestResult(name, not problems, "; ".join(problems) if problems else
                      f"batch fixed to 1; operators {', '.join(o.split(':')[1] for o in ops)} run on any CPU")
 
