@@ -15,18 +15,25 @@ def alpha_ref(rgba, w, h):
 
 
 def threads_ref(requested, isolated, cores):
-    if not (isinstance(requested, int) and requested > 0):
-        return min(4, math.ceil(cores / 2)) if isolated else 1
-    return requested if isolated else 1
+    """The notebook's answer: a JavaScript number (not a bool) with no fraction, above 0; cores || 1."""
+    number = isinstance(requested, (int, float)) and not isinstance(requested, bool)
+    if not (number and requested == int(requested) and requested > 0):
+        return min(4, math.ceil((cores or 1) / 2)) if isolated else 1
+    return int(requested) if isolated else 1
 
 
 def _threads_match(requested, isolated, cores):
-    valid = type(requested) is int and requested >= 1
+    valid = type(requested) in (int, float) and requested >= 1 and requested % 1 == 0
     if isolated and valid:
-        return requested
+        return int(requested)
     if isolated:
-        return max(1, min(4, -(-cores // 2)))
+        return max(1, min(4, -(-(cores or 1) // 2)))
     return 1
+
+
+def _threads_one_expression(r, iso, c):
+    ok = not isinstance(r, bool) and isinstance(r, (int, float)) and r > 0 and float(r).is_integer()
+    return (int(r) if ok else min(4, ((c or 1) + 1) // 2)) if iso else 1
 
 
 # ---------------------------------------------------------------- 08.web_model: files built once per process
@@ -114,8 +121,7 @@ CORPUS = {
     ],
     "08.threads": [
         Right("match on isolation first", answer=_threads_match),
-        Right("one expression", answer=lambda r, iso, c: (r if isinstance(r, int) and r > 0 else min(4, (c + 1) // 2))
-              if iso else 1),
+        Right("one expression", answer=_threads_one_expression),
         Wrong("ignores isolation", answer=lambda r, iso, c: r if isinstance(r, int) and r > 0 else min(4, math.ceil(c / 2))),
         Wrong("default = all cores", answer=lambda r, iso, c: (r if isinstance(r, int) and r > 0 else c) if iso else 1),
         Wrong("default rounds down",
@@ -161,9 +167,6 @@ _BLIND2_SLOW = {
 }
 # Still full marks although wrong (known holes, issue 32): strict xfails in tests/test_corpus.py until a judge sees them
 _BLIND2_STILL_PASS = {
-    'blind2-threads-bool-is-int': "a bool request: the prompt never says a page sets one, so the judge asks none",
-    'blind2-threads-int-type-only': "3.0 taken as invalid: JavaScript's 3.0 is 3, but the prompt does not say floats occur",
-    'blind2-threads-cores-none-crash': "cores=None: the prompt gives cores as hardwareConcurrency, a number",
 }
 for _exercise, _entries in _BLIND2.items():
     CORPUS[_exercise] = CORPUS[_exercise] + known_holes(_entries, _BLIND2_STILL_PASS, skip=_BLIND2_SLOW)
