@@ -347,7 +347,9 @@ CORPUS = {
         Wrong("the last listed provider wins", answer=_last_provider_wins),
     ],
     "10.io_binding": [
-        Right("bind_output('cpu') once, copy_outputs_to_cpu", answer=_bound_copy_outputs),
+        # reclassified (issue 32, with blind2-iob-ort-allocates-output): ONNX Runtime allocates this output inside
+        # the loop's first run, and the prompt asks for one output buffer allocated before the loop
+        Wrong("bind_output('cpu') once, copy_outputs_to_cpu", answer=_bound_copy_outputs, outputs_wrong=False),
         Right("input OrtValue (on a copy) updated in place, output OrtValue", answer=_bound_update_inplace),
         Wrong("input OrtValue wrapping the caller's first batch, overwritten in place",
               answer=lambda session, batches: _bound_update_inplace(session, batches, copy=False), outputs_wrong=False),
@@ -387,8 +389,6 @@ _BLIND2_SLOW = {
 }
 # Still full marks although wrong (known holes, issue 32): strict xfails in tests/test_corpus.py until a judge sees them
 _BLIND2_STILL_PASS = {
-    'blind2-iob-ort-allocates-output': 'not yet looked at',
-    'blind2-iob-one-big-batch': 'not yet looked at',
 }
 for _exercise, _entries in _BLIND2.items():
     CORPUS[_exercise] = CORPUS[_exercise] + known_holes(_entries, _BLIND2_STILL_PASS, skip=_BLIND2_SLOW)
