@@ -374,7 +374,6 @@ CORPUS = {
 # Blind entries (issue 32): written by a helper who never read the judges or this corpus, measured by this
 # corpus's rule before and after the fixes (tests/corpus/blind_l10.py, unchanged). Before, blind-binding-per-batch
 # (a new IOBinding per batch, one output buffer) scored full marks; the session now refuses a second binding.
-from corpus import known_holes  # noqa: E402
 from corpus.blind_l10 import CORPUS as _BLIND  # noqa: E402
 
 CORPUS["10.io_binding"] += _BLIND["10.io_binding"]
@@ -382,13 +381,8 @@ CORPUS["10.io_binding"] += _BLIND["10.io_binding"]
 
 # Second-round blind entries (issue 32), measured by this corpus's rule before and after the fixes: tests/corpus/blind2_l10.py.
 # Left out of the fast tier: the 2 of 16 measured above 0.15 s an evaluation (they scored by the rule when measured).
-from corpus.blind2_l10 import CORPUS as _BLIND2  # noqa: E402
+from corpus import add_blind, blind2_l10  # noqa: E402
 
-_BLIND2_SLOW = {
+add_blind(CORPUS, blind2_l10, slow={
     'blind2-iob-fresh-session', 'blind2-iob-ortvalue-prefilled-result'
-}
-# Still full marks although wrong (known holes, issue 32): strict xfails in tests/test_corpus.py until a judge sees them
-_BLIND2_STILL_PASS = {
-}
-for _exercise, _entries in _BLIND2.items():
-    CORPUS[_exercise] = CORPUS[_exercise] + known_holes(_entries, _BLIND2_STILL_PASS, skip=_BLIND2_SLOW)
+})
