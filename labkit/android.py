@@ -235,8 +235,9 @@ def convert_to_ort(src: str | os.PathLike, out_dir: str | os.PathLike, style: st
 
 
 def ort_operators(model: str | os.PathLike | bytes) -> list[str]:
-    """The operators an ORT-format file needs, as "domain:op" (what required_operators.config lists,
-    saved runtime optimizations included), read with onnxruntime's own ORT-format model processor."""
+    """The operators of an ORT-format file's graph (subgraphs included), as "domain:op", read with onnxruntime's
+    own ORT-format model processor. Saved runtime optimizations are not among them: they are replayed at load
+    time (a Runtime-style file of the course CNN lists Conv and Relu, the Fixed-style one FusedConv)."""
     from onnxruntime.tools.ort_format_model.utils import _extract_ops_and_types_from_ort_models
 
     with tempfile.TemporaryDirectory() as tmp:

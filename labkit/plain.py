@@ -4,6 +4,10 @@ An answer is reduced to None, bool, int, float, str, lists, str-keyed dicts, num
 arrays, ONNX model bytes (`OnnxBlob`) and `Raised` (an exception message). Nothing else, so a
 verdict never touches an object the learner made (no `__eq__` tricks, no pickles). The same
 structure round-trips through a folder of JSON + `.npy` + `.onnx` files for the grader.
+
+A function answer's outputs (`Outputs`, a list) also carry the `form` of each result before it became
+plain data ("int", "numpy.int64", "tuple", "bytes", "onnx.ModelProto"...), because the reduction
+merges forms a caller tells apart: a judge holds the answer to the form its prompt promises.
 """
 from __future__ import annotations
 
@@ -35,6 +39,35 @@ class OnnxBlob:
     """The bytes of an ONNX model (parsed by the verdict, never executed as Python)."""
 
     data: bytes
+
+
+class Outputs(list):
+    """A function answer's outputs as plain data, one per test input, with `forms`: the Python type each
+    result had before it became plain data (`form`; "" where the call raised). A list like any other
+    for a judge that does not ask."""
+
+    def __init__(self, values: Any = (), forms: Any = ()):
+        super().__init__(values)
+        self.forms = tuple(str(f) for f in forms)
+        if len(self.forms) != len(self):
+            raise ValueError(f"{len(self)} outputs but {len(self.forms)} forms")
+
+
+def form(obj: Any) -> str:
+    """The type of a learner's result as a caller would name it: the builtin's name ("int", "tuple",
+    "bytes"), else "package.Type" ("numpy.int64", "onnx.ModelProto", "torch.Tensor")."""
+    try:
+        t = type(obj)
+        package = str(getattr(t, "__module__", "") or "").split(".")[0]
+        name = str(getattr(t, "__qualname__", "") or t.__name__)
+    except Exception:  # a class that hides its names: no builtin, no known package
+        return "?"
+    return name if package == "builtins" else f"{package}.{name}"
+
+
+def forms_of(outputs: Any) -> tuple[str, ...] | None:
+    """The recorded forms of a function answer's outputs, or None when they were not recorded."""
+    return outputs.forms if isinstance(outputs, Outputs) else None
 
 
 def describe(obj: Any) -> str:
@@ -115,8 +148,9 @@ def save(obj: Any, folder: str | os.PathLike) -> None:
             return {"__dict__": {k: enc(v) for k, v in x.items()}}
         return x
 
+    top = {"__outputs__": enc(list(obj)), "forms": list(obj.forms)} if isinstance(obj, Outputs) else enc(obj)
     tmp = folder / "answer.json.tmp"
-    tmp.write_text(json.dumps(enc(obj)))
+    tmp.write_text(json.dumps(top))
     os.replace(tmp, folder / "answer.json")
 
 
@@ -148,7 +182,14 @@ def load(folder: str | os.PathLike) -> Any:
             return x
         raise ValueError("malformed answer file")
 
-    return dec(json.loads((folder / "answer.json").read_text()))
+    top = json.loads((folder / "answer.json").read_text())
+    if isinstance(top, dict) and set(top) == {"__outputs__", "forms"}:
+        values, forms = dec(top["__outputs__"]), top["forms"]
+        if not isinstance(values, list) or not isinstance(forms, list) or \
+                not all(isinstance(f, str) for f in forms) or len(forms) != len(values):
+            raise ValueError("malformed answer file")
+        return Outputs(values, forms)
+    return dec(top)
 
 
 # ---------------------------------------------------------------- test inputs (judge side -> kernel)

@@ -7,6 +7,7 @@ import numpy as np
 
 from labkit.checks import (Question, TestResult, error_line, exercise, expect_close, expect_equal, load_onnx,
                           ort_session, quiz)
+from labkit.checks.differential import promised_form
 from labkit.material.l02 import model_to_repair, small_cnn
 from labkit.plain import Raised
 
@@ -140,6 +141,8 @@ def _half(rng):
 
 _COUNT_NAMES = ["a small MLP with a Reshape shape", "weights made by ConstantOfShape",
                 "float16 weights and int64 indices", "the light ResNet-50", "the lesson's small CNN"]
+#: the prompt's form: a Python int (plain data turns a NumPy integer into one, so the learner side records it)
+COUNT_FORM = "returns a Python int"
 
 
 def _count_cases(seed: int) -> list[tuple]:
@@ -155,7 +158,7 @@ def _count_cases(seed: int) -> list[tuple]:
               'Count the stored float weights; old exporters also list them as graph inputs (do not count twice), and some weights are made at load time from a stored shape.',
               'model.graph.initializer (dims, data_type), ConstantOfShape nodes and onnx.numpy_helper.to_array.',
           ],
-          cases=_count_cases, tests=_COUNT_NAMES, skill=_COUNT_NAMES)
+          cases=_count_cases, tests=(*_COUNT_NAMES, COUNT_FORM), skill=_COUNT_NAMES)
 def _count_params(outputs, seed):
     for name, (model,), got in zip(_COUNT_NAMES, _count_cases(seed), outputs):
         want = count_parameters_reference(model)
@@ -179,14 +182,17 @@ def _count_params(outputs, seed):
             elif got > want and any(i.name in inits for i in model.graph.input):
                 t.message += " — graph inputs that repeat an initializer must not be counted twice"
         yield t
+    yield promised_form(COUNT_FORM, outputs, ("int",), "a Python int",
+                        "int(...) turns the NumPy number that np.prod or np.sum gives into one")
 
 
 # ---------------------------------------------------------------- 02.bad_initializer
 
-def _mlp_chain(rng, bad: str | None):
-    """A random chain of MatMul/Add (or Conv/Add) layers with random names; `bad` is the kind of corruption
-    applied to one initializer ('weight', 'bias') or None. Every node has exactly one initializer input.
-    Returns (model, name of the corrupted initializer or None)."""
+def _mlp_chain(rng, bad: str | None, bias_first: bool = False):
+    """A random chain of MatMul/Add layers with random names; `bad` is the kind of corruption applied to one
+    initializer ('weight', 'bias') or None. Every node has exactly one initializer input; an Add reads its bias
+    first or second (both are the same sum, and exporters write both), and the corrupted one reads it first when
+    `bias_first`. Returns (model, name of the corrupted initializer or None)."""
     from onnx import TensorProto, helper, numpy_helper
 
     prefix = str(rng.choice(["enc", "block", "layer", "stage", "head", "mlp"]))
@@ -194,21 +200,23 @@ def _mlp_chain(rng, bad: str | None):
     widths = [int(v) for v in rng.integers(3, 17, size=n_layers + 1)]
     nodes, inits, names = [], [], []
     x = "X"
+    k = int(rng.integers(0, n_layers)) if bad else -1
     for i in range(n_layers):
         w_name, b_name = f"{prefix}{i}.w{int(rng.integers(10, 99))}", f"{prefix}{i}.b{int(rng.integers(10, 99))}"
         w = rng.normal(size=(widths[i], widths[i + 1])).astype(np.float32)
         b = rng.normal(size=(widths[i + 1],)).astype(np.float32)
         inits += [numpy_helper.from_array(w, w_name), numpy_helper.from_array(b, b_name)]
         names += [w_name, b_name]
+        first = bias_first if i == k and bad == "bias" else bool(rng.integers(0, 2))
+        add_in = [b_name, f"{prefix}{i}_mm"] if first else [f"{prefix}{i}_mm", b_name]
         nodes += [helper.make_node("MatMul", [x, w_name], [f"{prefix}{i}_mm"], name=f"{prefix}{i}/matmul"),
-                  helper.make_node("Add", [f"{prefix}{i}_mm", b_name], [f"{prefix}{i}_add"], name=f"{prefix}{i}/add")]
+                  helper.make_node("Add", add_in, [f"{prefix}{i}_add"], name=f"{prefix}{i}/add")]
         x = f"{prefix}{i}_add"
         if i < n_layers - 1:
             nodes.append(helper.make_node("Relu", [x], [f"{prefix}{i}_relu"], name=f"{prefix}{i}/relu"))
             x = f"{prefix}{i}_relu"
     culprit = None
     if bad:
-        k = int(rng.integers(0, n_layers))
         idx = 2 * k + (0 if bad == "weight" else 1)
         t = numpy_helper.to_array(inits[idx])
         culprit = names[idx]
@@ -227,11 +235,13 @@ def _mlp_chain(rng, bad: str | None):
 BAD_TESTS = ("a weight of the wrong shape", "a bias of the wrong length", "another wrong weight",
              "another wrong bias", "a model with nothing wrong")
 _BAD_KIND = ("weight", "bias", "weight", "bias", None)
+#: whether the wrong bias is its Add's first input: one of each, so neither position can be assumed
+_BIAS_FIRST = (False, False, False, True, False)
 
 
 def _bad_data(seed: int):
     rng = np.random.default_rng(seed + 505)
-    return [_mlp_chain(rng, kind) for kind in _BAD_KIND]
+    return [_mlp_chain(rng, kind, first) for kind, first in zip(_BAD_KIND, _BIAS_FIRST)]
 
 
 def _bad_cases(seed: int) -> list[tuple]:

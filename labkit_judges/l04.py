@@ -7,7 +7,7 @@ import json
 import numpy as np
 
 from labkit.checks import DidNotDo, Question, TestResult, exercise, quiz
-from labkit.checks.differential import same
+from labkit.checks.differential import promised_form, same
 from labkit.plain import File, Make, Raised, describe
 
 CPU = "CPUExecutionProvider"
@@ -330,6 +330,8 @@ def _provider_cases(seed: int) -> list[tuple]:
 
 
 PROVIDER_TESTS = tuple(n for n, _, _ in _FIXED_PROVIDER_CASES) + tuple(f"random case {i + 1}" for i in range(3))
+#: the prompt's form: a list (plain data turns a tuple into one, so the learner side records it)
+PROVIDER_FORM = "returns a list"
 
 
 @exercise('04.choose_providers', title='Choose execution providers with a fallback', points=2, kind='function',
@@ -337,7 +339,7 @@ PROVIDER_TESTS = tuple(n for n, _, _ in _FIXED_PROVIDER_CASES) + tuple(f"random 
               'Keep the preference order, skip what this machine does not have, never list a provider twice, and always end with the CPU, which runs everything.',
               "A loop over `preferred` with a membership test in `available`; 'CPUExecutionProvider'.",
           ],
-          cases=_provider_cases, tests=PROVIDER_TESTS, skill=PROVIDER_TESTS)
+          cases=_provider_cases, tests=(*PROVIDER_TESTS, PROVIDER_FORM), skill=PROVIDER_TESTS)
 def _choose_providers(outputs, seed):
     data = _provider_data(seed)
     echoed = [[p for p in available if p != CPU] + [CPU] for _, _, available in data]
@@ -361,6 +363,7 @@ def _choose_providers(outputs, seed):
             elif sorted(got) == sorted(want):
                 why = " — same providers, wrong order: follow the order of `preferred`"
             yield TestResult(name, False, f"expected {want}, got {got}{why} ({label})")
+    yield promised_form(PROVIDER_FORM, outputs, ("list",), "a list", "list(...) turns a tuple into one")
 
 
 # ---------------------------------------------------------------- 04.quiz

@@ -142,6 +142,7 @@ def unseen_graph(seed: int, k: int) -> "onnx.ModelProto":
     also holds a BatchNormalization that follows no Conv, a Conv whose output feeds two nodes (its BN
     must stay: folding would change the other consumer), an Identity and an Add of two initializers
     (a shortcut through ONNX Runtime's optimizer removes those; a folding function keeps them).
+    Graph 2 convolves sequences (1-D: kernels of 3 axes), graph 1 images (2-D: kernels of 4 axes).
     """
     from onnx import TensorProto, helper, numpy_helper
 
@@ -149,6 +150,7 @@ def unseen_graph(seed: int, k: int) -> "onnx.ModelProto":
     tag = ["blk", "layer", "stage", "features"][int(rng.integers(4))] + str(k)
     x_name, y_name = [("x", "y"), ("input", "output"), ("pixels", "scores")][(k + seed) % 3]
     cin = int(rng.integers(2, 5))
+    nd = 1 if k == 2 else 2  # spatial axes
     nodes, inits = [], []
 
     def add(name, arr):
@@ -156,10 +158,10 @@ def unseen_graph(seed: int, k: int) -> "onnx.ModelProto":
         return name
 
     def conv(name, src, cin, cout, group=1, bias=True):
-        w = add(f"{name}.w", rng.normal(0, (cin // group * 9) ** -0.5, size=(cout, cin // group, 3, 3)))
+        w = add(f"{name}.w", rng.normal(0, (cin // group * 3 ** nd) ** -0.5, size=(cout, cin // group) + (3,) * nd))
         ins = [src, w] + ([add(f"{name}.b", rng.normal(0, 0.2, cout))] if bias else [])
-        nodes.append(helper.make_node("Conv", ins, [f"{name}.out"], name=name, kernel_shape=[3, 3],
-                                      pads=[1, 1, 1, 1], group=group))
+        nodes.append(helper.make_node("Conv", ins, [f"{name}.out"], name=name, kernel_shape=[3] * nd,
+                                      pads=[1] * (2 * nd), group=group))
         return f"{name}.out"
 
     def bn(name, src, c, out=None):
@@ -180,8 +182,8 @@ def unseen_graph(seed: int, k: int) -> "onnx.ModelProto":
     t = bn(f"{tag}.bn_free", f"{tag}.id", c1)                       # follows no Conv: stays
     shared = conv(f"{tag}.conv_shared", t, c1, c2, bias=True)       # feeds a BN and an Add: stays
     side = bn(f"{tag}.bn_shared", shared, c2)
-    nodes.append(helper.make_node("Add", [add(f"{tag}.half", rng.normal(0, 1, (c2, 1, 1))),
-                                          add(f"{tag}.other_half", rng.normal(0, 1, (c2, 1, 1)))],
+    nodes.append(helper.make_node("Add", [add(f"{tag}.half", rng.normal(0, 1, (c2,) + (1,) * nd)),
+                                          add(f"{tag}.other_half", rng.normal(0, 1, (c2,) + (1,) * nd))],
                                   [f"{tag}.offset"], name=f"{tag}.const_add"))
     nodes.append(helper.make_node("Add", [shared, f"{tag}.offset"], [f"{tag}.shifted"], name=f"{tag}.shift"))
     nodes.append(helper.make_node("Add", [side, f"{tag}.shifted"], [f"{tag}.sum"], name=f"{tag}.sum"))
@@ -191,14 +193,14 @@ def unseen_graph(seed: int, k: int) -> "onnx.ModelProto":
     size = int(rng.integers(5, 9))
     graph = helper.make_graph(
         nodes, f"unseen_{k}",
-        [helper.make_tensor_value_info(x_name, TensorProto.FLOAT, ["N", cin, size, size])],
-        [helper.make_tensor_value_info(y_name, TensorProto.FLOAT, ["N", c2, size, size])], inits)
+        [helper.make_tensor_value_info(x_name, TensorProto.FLOAT, ["N", cin] + [size] * nd)],
+        [helper.make_tensor_value_info(y_name, TensorProto.FLOAT, ["N", c2] + [size] * nd)], inits)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8,
                              producer_name="labkit.l05.judge")
 
 
 #: per graph: (test name prefix, the graph)
-FOLD_GRAPHS = ("practice model", "unseen graph A", "unseen graph B")
+FOLD_GRAPHS = ("practice model", "unseen graph A", "unseen graph B (1-D)")
 FOLD_GRAPH_TESTS = tuple(f"{g}: {t}" for g in FOLD_GRAPHS
                          for t in ("foldable BatchNormalization gone", "other nodes kept", "same outputs"))
 

@@ -6,7 +6,7 @@ import numpy as np
 
 from labkit import android
 from labkit.checks import Question, TestResult, error_line, exercise, expect_close, quiz
-from labkit.checks.differential import same
+from labkit.checks.differential import promised_form, same
 from labkit.plain import OnnxBlob, Raised, describe
 
 # ---------------------------------------------------------------- 07.block_counts
@@ -93,6 +93,9 @@ ORT_STEPS = ("ORT file loads", "raw pixels in", "probabilities out", f"matches t
              "fixed batch 1, portable operators")
 #: operator domains that only x86 CPUs run (NCHWc blocked layouts, written at level ALL for amd64)
 X86_ONLY_DOMAINS = ("com.microsoft.nchwc",)
+#: the domain of ONNX Runtime's own fused kernels (FusedConv, FusedGemm...): only its CPU provider runs them. The
+#: fp32 model has none; style Fixed writes them into the graph, style Runtime saves them to be replayed at load time
+CPU_FUSION_DOMAIN = "com.microsoft"
 
 
 #: the skill: the fp32 model's answers, in a file a phone can run (fixed batch, no x86-only operators)
@@ -192,6 +195,7 @@ def _ort_portable(answer):
         yield TestResult(name, False, f"could not read the file's operators: {error_line(e)}")
         return
     x86 = [op for op in ops if op.split(":")[0] in X86_ONLY_DOMAINS]
+    fused = [op for op in ops if op.split(":")[0] == CPU_FUSION_DOMAIN]
     problems = []
     if list(shape) != [1, 1, 8, 8]:
         problems.append(f"the input shape is {list(shape)}, expected [1, 1, 8, 8]: the batch fixed to 1, "
@@ -199,6 +203,10 @@ def _ort_portable(answer):
     if x86:
         problems.append(f"it holds x86-only operators {x86} (NCHWc layouts, saved at level ALL for this CPU): a phone "
                         "cannot run them; expected only operators that run on any CPU")
+    if fused:
+        problems.append(f"its graph holds ONNX Runtime's CPU-only fused operators {fused} (fusions applied "
+                        "at conversion): NNAPI and XNNPACK cannot take those nodes; expected a portable graph, "
+                        "with the fusions left for load time")
     yield TestResult(name, not problems, "; ".join(problems) if problems else
                      f"batch fixed to 1; operators {', '.join(o.split(':')[1] for o in ops)} run on any CPU")
 
@@ -212,6 +220,8 @@ def _ort_portable(answer):
 FIX_MODELS = ("named batch", "another dim_param name", "unnamed batch dimension")
 FIX_KINDS = ("every input and output dimension fixed", "batch is 1", "same outputs at batch 1")
 FIX_TESTS = tuple(f"{m}: {k}" for m in FIX_MODELS for k in FIX_KINDS)
+#: the prompt's form: a ModelProto (its bytes cross as the same OnnxBlob, so the learner side records which it was)
+FIX_FORM = "returns an onnx.ModelProto"
 
 
 def mobile_model(seed: int, k: int):
@@ -257,7 +267,7 @@ def _dims(vi) -> list:
               'The batch dimension may have a name or no name at all; fix it to 1 on the input, then let the output shapes follow; work on a copy.',
               "onnxruntime.tools.onnx_model_utils: make_dim_param_fixed, make_input_shape_fixed, fix_output_shapes; the input's type.tensor_type.shape.dim.",
           ],
-          cases=_fix_cases, tests=FIX_TESTS, skill=FIX_TESTS)
+          cases=_fix_cases, tests=(*FIX_TESTS, FIX_FORM), skill=FIX_TESTS)
 def _fix_batch(outputs, seed):
     from labkit.checks import load_onnx
     from labkit.runtime import ort_session
@@ -293,6 +303,8 @@ def _fix_batch(outputs, seed):
                                               f"{error_line(e)}")
             continue
         yield expect_close(names[2], out, want_out, rtol=1e-5, atol=1e-6)
+    yield promised_form(FIX_FORM, outputs, ("onnx.ModelProto",), "an onnx.ModelProto (a copy of the model)",
+                        "onnx.load_from_string(...) turns bytes back into one")
 
 
 # ---------------------------------------------------------------- 07.quiz

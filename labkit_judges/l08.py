@@ -29,15 +29,18 @@ def _alpha_cases(seed: int) -> list[tuple]:
 
 
 def _thread_cases(seed: int) -> list[tuple]:
-    """(requested numThreads, crossOriginIsolated, navigator.hardwareConcurrency)."""
+    """(requested numThreads, crossOriginIsolated, navigator.hardwareConcurrency), as the prompt promises them:
+    `requested` is the page's JavaScript value (None when unset, a bool, an int, or a float: 5.0 is the integer 5
+    there), `cores` a number or None (a browser that does not report it)."""
     rng = np.random.default_rng(seed + 818)
     cores = lambda: int(rng.choice([1, 2, 3, 4, 5, 6, 8, 12, 16, 24, 32]))
     cases: list[tuple] = []
     for isolated in (True, False):
-        for requested in (1, 2, int(rng.integers(3, 9)), int(rng.integers(9, 33))):
+        # a whole float above 4: never the default, so reading it as invalid shows
+        for requested in (1, 2, int(rng.integers(3, 9)), int(rng.integers(9, 33)), float(rng.integers(5, 9))):
             cases.append((requested, isolated, cores()))
-        for requested in (None, 0, -2, 2.5):
-            for c in (1, 2, 3, 5, 8, int(rng.integers(9, 65))):
+        for requested in (None, 0, -2, 2.5, True):
+            for c in (1, 2, 3, 5, 8, int(rng.integers(9, 65)), None):
                 cases.append((requested, isolated, c))
     order = rng.permutation(len(cases))
     return [cases[i] for i in order]
@@ -83,29 +86,34 @@ def _rgba_alpha(outputs, seed):
 # ---------------------------------------------------------------- 08.threads
 
 
-def reference_threads(requested, cross_origin_isolated: bool, cores: int) -> int:
+def valid_request(requested) -> bool:
+    """ONNX Runtime Web's test, `typeof n === "number" && Number.isInteger(n) && n > 0`, on the JavaScript value as
+    Python holds it: a bool is no number there (`true` is a boolean), and a whole float is an integer (one number
+    type: 3.0 is 3)."""
+    return type(requested) in (int, float) and float(requested).is_integer() and requested > 0
+
+
+def reference_threads(requested, cross_origin_isolated: bool, cores: int | None) -> int:
     """The number of threads ONNX Runtime Web 1.30's WebAssembly backend ends up using.
 
-    Unset or invalid (not a positive integer): 1 without cross-origin isolation, else
-    min(4, ceil(cores / 2)). Set above 1 without cross-origin isolation: no SharedArrayBuffer,
-    so it warns and falls back to 1. Otherwise exactly what was asked (no cap).
+    Unset or invalid (not a positive integer, `valid_request`): 1 without cross-origin isolation, else
+    min(4, ceil(cores / 2)), with `cores || 1`. Set above 1 without cross-origin isolation: no
+    SharedArrayBuffer, so it warns and falls back to 1. Otherwise exactly what was asked (no cap).
     """
-    valid = isinstance(requested, int) and not isinstance(requested, bool) and requested > 0
-    if not valid:
+    if not valid_request(requested):
         return min(4, math.ceil((cores or 1) / 2)) if cross_origin_isolated else 1
     if requested > 1 and not cross_origin_isolated:
         return 1
-    return requested
+    return int(requested)
 
 
 THREAD_TESTS = ("numThreads set to a positive integer",
-                "numThreads unset, 0, negative or not an integer (the default)")
+                "numThreads unset, 0, negative, not an integer or not a number (the default)")
 
 
 def _threads_group(outputs, seed, explicit: bool):
     cases = _thread_cases(seed)
-    picked = [(args, got) for args, got in zip(cases, outputs)
-              if (isinstance(args[0], int) and args[0] > 0) == explicit]
+    picked = [(args, got) for args, got in zip(cases, outputs) if valid_request(args[0]) == explicit]
     for (requested, iso, cores), got in picked:
         want = reference_threads(requested, iso, cores)
         if isinstance(got, Raised):
@@ -113,7 +121,11 @@ def _threads_group(outputs, seed, explicit: bool):
         if isinstance(got, bool) or not isinstance(got, (int, float)) or got != want:
             why = ("without cross-origin isolation there is no SharedArrayBuffer, hence one thread"
                    if not iso else
+                   "a bool is not a number in JavaScript: the default applies" if type(requested) is bool else
+                   "hardwareConcurrency not reported: the source takes (cores || 1)" if cores is None else
                    "the default is min(4, ceil(cores / 2)) when isolated" if not explicit else
+                   "JavaScript has one number type: a whole float is an integer, asked for like any other"
+                   if type(requested) is float else
                    "when isolated, ONNX Runtime Web uses exactly the number asked for")
             return False, (f"numThreads={requested!r}, crossOriginIsolated={iso}, {cores} cores: expected {want}, "
                            f"got {describe(got) if not isinstance(got, (int, float)) else got!r} ({why})")
@@ -123,7 +135,7 @@ def _threads_group(outputs, seed, explicit: bool):
 @exercise('08.threads', title='How many threads will ONNX Runtime Web use?', points=3, kind='function',
           hint=[
               'Two questions in turn: is numThreads a positive integer (if not, the default applies, and it depends on crossOriginIsolated)? Can this page share memory between threads at all?',
-              'Read the source printed above the exercise: isinstance checks, min, math.ceil.',
+              'Read the source printed above the exercise: type() rather than isinstance (True is an int in Python, not a number in JavaScript), float.is_integer, min, math.ceil.',
           ],
           cases=_thread_cases, tests=THREAD_TESTS, skill=THREAD_TESTS)
 def _threads(outputs, seed):

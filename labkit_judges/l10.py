@@ -308,7 +308,7 @@ def _bind_data(seed: int) -> list[tuple[bytes, list[np.ndarray], int, np.ndarray
 
 
 def _bind_cases(seed: int) -> list[tuple]:
-    return [(Make("labkit.material.l10:bound_session", (model, shift)), batches)
+    return [(Make("labkit.material.l10:bound_session", (model, shift, len(batches[0]))), batches)
             for model, batches, shift, _, _ in _bind_data(seed)]
 
 

@@ -129,6 +129,36 @@ def test_an_answer_that_changes_its_arguments_fails_and_cannot_corrupt_the_input
     assert evaluate(toy, lambda x: 2 * x).status == "passed"
 
 
+def test_the_form_of_each_result_crosses_to_the_judge(tmp_path):
+    """Plain data merges forms a caller tells apart (a NumPy integer becomes an int, a tuple a list, bytes and a
+    ModelProto the same OnnxBlob): the learner side records each result's form, and it survives the grader's
+    folder, so a judge can hold an answer to the form its prompt promises (issue 32)."""
+    import onnx
+
+    from labkit.checks import collect
+    from labkit.checks.differential import promised_form
+    from labkit.checks.registry import make_exercise
+
+    ex = make_exercise("99.forms", title="f", points=1, kind="function")
+    values = [3, np.int64(3), (1, 2), [1, 2], b"\x08\x07", onnx.ModelProto(ir_version=7)]
+    out = collect(ex, lambda i: values[i] if i < len(values) else 1 / 0, lambda: [(i,) for i in range(7)])
+    want = ("int", "numpy.int64", "tuple", "list", "bytes", "onnx.ModelProto", "")
+    assert isinstance(out, plain.Outputs) and out.forms == want
+    assert out[:2] == [3, 3] and out[2] == out[3] == [1, 2]  # the values as plain data, as before
+    plain.save(out, tmp_path)
+    back = plain.load(tmp_path)
+    assert isinstance(back, plain.Outputs) and back.forms == want and back[:4] == [3, 3, [1, 2], [1, 2]]
+    assert back[6] == Raised(out[6].message)
+    t = promised_form("an int", plain.Outputs(back[:2], back.forms[:2]), ("int",), "a Python int")
+    assert not t.passed and "numpy.int64 (test input 2, 1 of 2 results)" in t.message, t
+    assert promised_form("an int", plain.Outputs([3, Raised("x")], ["int", ""]), ("int",), "an int").passed
+    assert not promised_form("an int", plain.Outputs([Raised("x")], [""]), ("int",), "an int").passed
+    assert not promised_form("an int", [3], ("int",), "an int").passed  # forms not recorded: nothing to pass on
+    (tmp_path / "answer.json").write_text(json.dumps({"__outputs__": [1, 2], "forms": ["int"]}))
+    with pytest.raises(ValueError, match="malformed"):
+        plain.load(tmp_path)
+
+
 def test_check_never_raises_and_unknown_ids(toy):
     r = labkit.check("99.double", lambda x: 2 * x)
     assert isinstance(r, Result) and r.status == "passed"

@@ -36,6 +36,20 @@ def test_every_exercise_has_its_corpus(ex):
     assert len({e.name for e in entries}) == len(entries), f"{ex.id}: corpus names must be distinct"
 
 
+def test_add_blind_keeps_order_leaves_out_slow_marks_holes_and_refuses_unknown_names():
+    import types
+
+    blind = types.SimpleNamespace(__name__="corpus.blind_l99", CORPUS={"99.x": [
+        corpus.Wrong("w", answer=1), corpus.Right("r", answer=2), corpus.Wrong("h", answer=3)]})
+    mine = [corpus.Right("own", answer=0)]
+    lesson = {"99.x": mine}
+    corpus.add_blind(lesson, blind, slow={"r"}, holes={"h": "why"})
+    assert [(e.name, e.hole) for e in lesson["99.x"]] == [("own", ""), ("w", ""), ("h", "why")]
+    assert mine == [corpus.Right("own", answer=0)]  # the lesson's own list is not changed in place
+    with pytest.raises(ValueError, match="no entry named renamed"):
+        corpus.add_blind({"99.x": []}, blind, holes={"renamed": "a typo would drop the hole silently"})
+
+
 @pytest.mark.parametrize("ex", GRADED, ids=[e.id for e in GRADED])
 def test_every_hint_is_stepwise(ex):
     """A nudge naming the concept, then one naming the API (docs/authoring.md, "Hints")."""

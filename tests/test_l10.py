@@ -101,9 +101,15 @@ def test_fitted_model_rejects_an_unknown_kind():
         learner.fitted_model("svm", np.zeros((4, 2), np.float32), np.array([0, 1, 0, 1]))
 
 
+def _output_buffer(session, rows: int):
+    """An output buffer allocated before the run, as 10.io_binding asks."""
+    classes = session.get_outputs()[0].shape[1]
+    return ort.OrtValue.ortvalue_from_shape_and_type([rows, classes], np.float32, "cpu")
+
+
 def test_bound_session_refuses_run_and_a_new_output_buffer_and_survives_the_copy():
     model, batches, shift, _, _ = l10._bind_data(0)[0]
-    session = plain.materialize(plain.Make("labkit.material.l10:bound_session", (model, shift)))
+    session = plain.materialize(plain.Make("labkit.material.l10:bound_session", (model, shift, len(batches[0]))))
     assert isinstance(session, ort.InferenceSession)
     with pytest.raises(RuntimeError, match="only through IO binding"):
         session.run(None, {session.get_inputs()[0].name: batches[0]})
@@ -113,12 +119,42 @@ def test_bound_session_refuses_run_and_a_new_output_buffer_and_survives_the_copy
     for k in range(2):  # a new binding and a new output per batch: refused from the second run (new binding first)
         binding = clone.io_binding()
         binding.bind_cpu_input(name_in, batches[k])
-        binding.bind_output(name_out, "cpu")
+        binding.bind_ortvalue_output(name_out, _output_buffer(clone, len(batches[k])))
         if k == 0:
             clone.run_with_iobinding(binding)
         else:
             with pytest.raises(RuntimeError, match="new binding"):
                 clone.run_with_iobinding(binding)
+
+
+def test_bound_session_wants_the_output_bound_before_the_loop_and_one_batch_per_run():
+    """Issue 32: an output ONNX Runtime allocates in the loop's first run (bind_output(name, "cpu"): no buffer
+    allocated before the loop) and every batch stacked into one run (no loop) are refused; a buffer bound before
+    the first run, one batch per run, is not."""
+    model, batches, shift, _, _ = l10._bind_data(0)[0]
+    rows = len(batches[0])
+    make = plain.Make("labkit.material.l10:bound_session", (model, shift, rows))
+    session = plain.materialize(make)
+    name_in, name_out = session.get_inputs()[0].name, session.get_outputs()[0].name
+    binding = session.io_binding()
+    binding.bind_cpu_input(name_in, batches[0])
+    binding.bind_output(name_out, "cpu")
+    with pytest.raises(RuntimeError, match="run 1: no output buffer was bound before it"):
+        session.run_with_iobinding(binding)
+    stacked = np.concatenate(batches)
+    session = plain.materialize(make)
+    binding = session.io_binding()
+    binding.bind_cpu_input(name_in, stacked)
+    binding.bind_ortvalue_output(name_out, _output_buffer(session, len(stacked)))
+    with pytest.raises(RuntimeError, match=f"run 1: {len(stacked)} rows in one run, a batch has {rows}"):
+        session.run_with_iobinding(binding)
+    session = plain.materialize(make)
+    binding = session.io_binding()
+    binding.bind_ortvalue_output(name_out, _output_buffer(session, rows))
+    for x in batches:
+        binding.bind_cpu_input(name_in, x)
+        session.run_with_iobinding(binding)
+    assert session.runs == len(batches)
 
 
 def test_only_the_sessions_own_binding_gives_the_models_outputs():
@@ -131,7 +167,7 @@ def test_only_the_sessions_own_binding_gives_the_models_outputs():
     name_in, name_out = session.get_inputs()[0].name, session.get_outputs()[0].name
     binding = session.io_binding()
     binding.bind_cpu_input(name_in, batches[0])
-    binding.bind_output(name_out, "cpu")
+    binding.bind_ortvalue_output(name_out, _output_buffer(session, len(batches[0])))
     session.run_with_iobinding(binding)
     np.testing.assert_allclose(binding.copy_outputs_to_cpu()[0], want, rtol=1e-5, atol=1e-6)
     around = [ort.InferenceSession.run(session, None, {name_in: batches[0]})[0],

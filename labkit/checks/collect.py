@@ -107,7 +107,8 @@ def changed_argument(before: list, args: tuple) -> str | None:
 def collect(ex: Exercise, answer: Any, inputs: Callable[[], list[tuple]] | None = None) -> Any:
     """Reduce `answer` to plain data for `ex`. Raises NotAttempted or NotPlain.
 
-    A function answer is called on each test input `inputs()` gives (asked only for a function)."""
+    A function answer is called on each test input `inputs()` gives (asked only for a function); its
+    outputs come back as `plain.Outputs`, which also records the form of each result (`plain.form`)."""
     if answer is None or answer is Ellipsis:
         raise NotAttempted()
     if ex.kind == "function":
@@ -115,13 +116,15 @@ def collect(ex: Exercise, answer: Any, inputs: Callable[[], list[tuple]] | None 
             raise NotPlain(f"{plain.describe(answer)}; expected a function")
         if inputs is None:
             raise TypeError(f"{ex.id}: a function exercise is collected on its test inputs (inputs=)")
-        outputs = []
+        outputs, forms = [], []
         for args in inputs():
+            kind = ""
             try:
                 call_args = plain.materialize(tuple(args))
                 before = [_fingerprint(a) for a in call_args]
                 with _time_limit(FUNCTION_TIME_LIMIT):
                     out = answer(*call_args)
+                kind = plain.form(out)
                 out = plain.to_plain(out)
                 changed = changed_argument(before, call_args)
                 if changed:
@@ -136,7 +139,8 @@ def collect(ex: Exercise, answer: Any, inputs: Callable[[], list[tuple]] | None 
             except Exception as e:  # the learner's bug: report it, never raise it
                 out = Raised(f"raised {for_beginners(e, exc_message(e))}")
             outputs.append(out)
-        return outputs
+            forms.append("" if isinstance(out, Raised) else kind)
+        return plain.Outputs(outputs, forms)
     if ex.kind == "onnx":
         return _onnx_bytes(answer)
     if ex.kind == "quiz" and isinstance(answer, dict) and all(v is None for v in answer.values()):

@@ -6,6 +6,9 @@ the seed, and the judge compares everything a caller would notice.
 * `compare(name, got, want, ...)`: dtype, shape, then every value in its place within a tolerance.
 * `grouped(names, groups, outputs, judge_one)`: a fixed test made of several generated cases (the test
   passes when each of its cases does), so generated cases add to a judge's hand-listed ones.
+* `promised_form(name, outputs, allowed, promise)`: every result has the form the prompt promises (an int, not a
+  NumPy integer; a list, not a tuple; a ModelProto, not bytes), read from what the learner side recorded
+  (`plain.Outputs.forms`), since plain data merges those forms.
 
 That a function leaves its arguments as they were is checked where it runs (`collect.changed_argument`):
 an answer that changes them comes back as `Raised`, so every judge sees it.
@@ -131,3 +134,21 @@ def same(name: str, got: Any, want: Any, *, forms: Sequence[str] = ("array",), d
         elif integer and type(got) is not int:
             return TestResult(name, False, f"expected an int, got {plain.describe(got)}")
     return compare(name, arr, want, rtol=rtol, atol=atol)
+
+
+def promised_form(name: str, outputs: Any, allowed: Sequence[str], promise: str, fix: str = "") -> TestResult:
+    """One test: every result of a function answer has a form the prompt allows (`allowed`: `plain.form` names
+    such as "int", "list", "onnx.ModelProto"; `promise` says it to the learner: "a Python int"; `fix`: how to get
+    there). A call that raised fails the other tests, not this one; with no result at all, this one fails too."""
+    recorded = plain.forms_of(outputs)
+    if recorded is None:
+        return TestResult(name, False, "the types of your function's results were not recorded (run the check again)")
+    returned = [(i, f) for i, f in enumerate(recorded) if f]
+    if not returned:
+        return TestResult(name, False, f"no result to look at (every call raised); the exercise asks for {promise}")
+    wrong = [(i, f) for i, f in returned if f not in allowed]
+    if not wrong:
+        return TestResult(name, True, f"{promise} every time, as asked")
+    i, f = wrong[0]
+    return TestResult(name, False, f"returned a {f} (test input {i + 1}, {len(wrong)} of {len(returned)} results): "
+                                   f"the exercise asks for {promise}" + (f" — {fix}" if fix else ""))

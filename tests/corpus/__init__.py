@@ -13,6 +13,8 @@ runs every entry through the learner-side check and enforces the scoring rule of
 
 An entry gives its answer directly (`answer=`: a function, a dict, a number...) or builds it
 (`make=lambda tmp: ...`, called with a fresh temporary folder: for files, exported models...).
+Answers written blind (by someone who never read the judges) live in their own modules and join a lesson's
+corpus with `add_blind(CORPUS, module, slow=..., holes=...)`.
 """
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ import dataclasses
 import importlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 MIN_WRONG = 6
 MIN_RIGHT = 2
@@ -55,10 +57,20 @@ class Wrong(Entry):
     skipped_skill: bool = False
 
 
-def known_holes(entries: list[Entry], holes: dict[str, str], skip: set[str] = frozenset()) -> list[Entry]:
-    """`entries` without those in `skip` (measured slow), each of `holes` carrying its reason."""
-    return [dataclasses.replace(e, hole=holes[e.name]) if e.name in holes else e
-            for e in entries if e.name not in skip]
+def add_blind(corpus: dict[str, list[Entry]], blind: Any, *, slow: Iterable[str] = (),
+              holes: dict[str, str] | None = None) -> None:
+    """Add a blind module's entries (`blind.CORPUS`, answers written by someone who never read the judges) to a
+    lesson's `corpus`, exercise by exercise, after its own: those named in `slow` (measured too slow for the fast
+    tier, scored by hand) left out, each named in `holes` carrying its reason (a known hole: a strict xfail). A
+    name in `slow` or `holes` that no entry has is an error (a renamed entry would silently drop out)."""
+    slow, holes = set(slow), dict(holes or {})
+    names = {e.name for entries in blind.CORPUS.values() for e in entries}
+    unknown = sorted((slow | set(holes)) - names)
+    if unknown:
+        raise ValueError(f"{blind.__name__}: no entry named {', '.join(unknown)}")
+    for exercise, entries in blind.CORPUS.items():
+        corpus[exercise] = corpus[exercise] + [dataclasses.replace(e, hole=holes[e.name]) if e.name in holes else e
+                                               for e in entries if e.name not in slow]
 
 
 def load(lesson: str) -> dict[str, list[Entry]]:

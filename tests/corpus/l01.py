@@ -157,11 +157,9 @@ CORPUS = {
 
 # Second-round blind entries (issue 32), measured by this corpus's rule before and after the fixes: tests/corpus/blind2_l01.py.
 # Left out of the fast tier: the 8 of 50 measured above 0.15 s an evaluation (they scored by the rule when measured).
-from corpus.blind2_l01 import CORPUS as _BLIND2  # noqa: E402
+from corpus import add_blind, blind2_l01  # noqa: E402
 
-_BLIND2_SLOW = {
+add_blind(CORPUS, blind2_l01, slow={
     'blind2-both-bytes-zip', 'blind2-both-lesson-model', 'blind2-both-named-outputs', 'blind2-both-other-keys',
     'blind2-both-swapped', 'blind2-both-via-tempfile', 'blind2-both-whole-lists', 'blind2-sig-gemm-opset13'
-}
-for _exercise, _entries in _BLIND2.items():
-    CORPUS[_exercise] = CORPUS[_exercise] + [e for e in _entries if e.name not in _BLIND2_SLOW]
+})

@@ -463,18 +463,11 @@ CORPUS = {
 
 # Second-round blind entries (issue 32), measured by this corpus's rule before and after the fixes: tests/corpus/blind2_l03.py.
 # Left out of the fast tier: the 12 of 15 measured above 0.15 s an evaluation (they scored by the rule when measured).
-from corpus import known_holes  # noqa: E402
-from corpus.blind2_l03 import CORPUS as _BLIND2  # noqa: E402
+from corpus import add_blind, blind2_l03  # noqa: E402
 
-_BLIND2_SLOW = {
+add_blind(CORPUS, blind2_l03, slow={
     'blind2-faith-absolute-1e-5', 'blind2-faith-argmax-only', 'blind2-faith-assert-allclose-normal',
     'blind2-faith-bootstrap-rows', 'blind2-faith-example-only', 'blind2-faith-example-slices',
     'blind2-faith-input-named-input', 'blind2-faith-loose-tolerance', 'blind2-faith-mean-magnitude',
     'blind2-faith-no-try', 'blind2-faith-uniform-sweep', 'blind2-faith-zeros'
-}
-# Still full marks although wrong (known holes, issue 32): strict xfails in tests/test_corpus.py until a judge sees them
-_BLIND2_STILL_PASS = {
-    'blind2-faith-shapes-only': 'over-credit (2/4 for checking shapes only), not yet looked at',
-}
-for _exercise, _entries in _BLIND2.items():
-    CORPUS[_exercise] = CORPUS[_exercise] + known_holes(_entries, _BLIND2_STILL_PASS, skip=_BLIND2_SLOW)
+})

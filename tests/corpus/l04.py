@@ -197,35 +197,26 @@ CORPUS = {
 
 # Blind entries (issue 32), measured by this corpus's rule before and after the fixes: tests/corpus/blind_l04.py.
 # Left out of the fast tier: the 26 of 42 measured above 0.15 s an evaluation (they scored by the rule when measured).
-from corpus import known_holes  # noqa: E402
-from corpus.blind_l04 import CORPUS as _BLIND  # noqa: E402
+from corpus import add_blind, blind_l04  # noqa: E402
 
-_BLIND_SLOW = {
+add_blind(CORPUS, blind_l04, slow={
     'blind-argmax-axis0', 'blind-array-split', 'blind-by-node-name', 'blind-counter', 'blind-dict-max-pathlib',
     'blind-empty-crash', 'blind-empty-float', 'blind-first-run-only', 'blind-groupby', 'blind-hardcoded-images',
     'blind-max-value', 'blind-mean', 'blind-milliseconds', 'blind-min', 'blind-most-frequent',
     'blind-name-prefix', 'blind-no-path-support', 'blind-one-by-one-int32', 'blind-overlapping-slices',
     'blind-prealloc-while', 'blind-range-stop-off-by-one', 'blind-reversed-batches', 'blind-session-events',
     'blind-single-longest', 'blind-sorted-per-batch', 'blind-tuple'
-}
-for _exercise, _entries in _BLIND.items():
-    CORPUS[_exercise] = CORPUS[_exercise] + [e for e in _entries if e.name not in _BLIND_SLOW]
+})
 
 
 # Second-round blind entries (issue 32), measured by this corpus's rule before and after the fixes: tests/corpus/blind2_l04.py.
 # Left out of the fast tier: the 15 of 34 measured above 0.15 s an evaluation (they scored by the rule when measured).
-from corpus.blind2_l04 import CORPUS as _BLIND2  # noqa: E402
+from corpus import blind2_l04  # noqa: E402
 
-_BLIND2_SLOW = {
+add_blind(CORPUS, blind2_l04, slow={
     'blind2-pred-all-at-once', 'blind2-pred-argmax-axis0', 'blind2-pred-array-split',
     'blind2-pred-batches-reversed', 'blind2-pred-concat-empty-crash', 'blind2-pred-drops-tail',
     'blind2-pred-fixed-64', 'blind2-pred-float-empty', 'blind2-pred-float-ids', 'blind2-pred-input-name-images',
     'blind2-pred-islice-batches', 'blind2-pred-off-by-one-slices', 'blind2-pred-one-at-a-time-list',
     'blind2-pred-preallocated-range', 'blind2-pred-probabilities'
-}
-# Still full marks although wrong (known holes, issue 32): strict xfails in tests/test_corpus.py until a judge sees them
-_BLIND2_STILL_PASS = {
-    'blind2-prov-tuple': 'a tuple: plain data turns tuples into lists, so no judge sees it',
-}
-for _exercise, _entries in _BLIND2.items():
-    CORPUS[_exercise] = CORPUS[_exercise] + known_holes(_entries, _BLIND2_STILL_PASS, skip=_BLIND2_SLOW)
+})

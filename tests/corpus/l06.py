@@ -335,24 +335,20 @@ CORPUS["06.int4_blocks"] = [
 
 # Blind entries (issue 32), measured by this corpus's rule before and after the fixes: tests/corpus/blind_l06.py.
 # Left out of the fast tier: the 16 of 60 measured above 0.15 s an evaluation (they scored by the rule when measured).
-from corpus.blind_l06 import CORPUS as _BLIND  # noqa: E402
+from corpus import add_blind, blind_l06  # noqa: E402
 
-_BLIND_SLOW = {
+add_blind(CORPUS, blind_l06, slow={
     'blind-batch-size-1', 'blind-default-input-name', 'blind-dynamic', 'blind-first-batch-only',
     'blind-generator-reader', 'blind-list-of-feeds', 'blind-loops', 'blind-ort-quantizer',
     'blind-path-not-model', 'blind-per-tensor', 'blind-percentile', 'blind-qoperator', 'blind-random-data',
     'blind-raw-pixels', 'blind-rint-float64', 'blind-symmetric'
-}
-for _exercise, _entries in _BLIND.items():
-    CORPUS[_exercise] = CORPUS[_exercise] + [e for e in _entries if e.name not in _BLIND_SLOW]
+})
 
 
 # Second-round blind entries (issue 32), measured by this corpus's rule before and after the fixes: tests/corpus/blind2_l06.py.
 # Left out of the fast tier: the 1 of 16 measured above 0.15 s an evaluation (they scored by the rule when measured).
-from corpus.blind2_l06 import CORPUS as _BLIND2  # noqa: E402
+from corpus import blind2_l06  # noqa: E402
 
-_BLIND2_SLOW = {
+add_blind(CORPUS, blind2_l06, slow={
     'blind2-dq-subtract-dtype-int32'
-}
-for _exercise, _entries in _BLIND2.items():
-    CORPUS[_exercise] = CORPUS[_exercise] + [e for e in _entries if e.name not in _BLIND2_SLOW]
+})

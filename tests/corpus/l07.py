@@ -178,37 +178,24 @@ CORPUS = {
 
 # Blind entries (issue 32), measured by this corpus's rule before and after the fixes: tests/corpus/blind_l07.py.
 # Left out of the fast tier: the 21 of 38 measured above 0.15 s an evaluation (they scored by the rule when measured).
-from corpus import known_holes  # noqa: E402
-from corpus.blind_l07 import CORPUS as _BLIND  # noqa: E402
+from corpus import add_blind, blind_l07  # noqa: E402
 
-_BLIND_SLOW = {
+add_blind(CORPUS, blind_l07, slow={
     'blind-bare-cnn', 'blind-batch-4', 'blind-batch-8', 'blind-cli-batch-name', 'blind-cli-fix-arm',
     'blind-config-file', 'blind-copyfrom-hasfield', 'blind-deepcopy-all-inputs', 'blind-dynamic-batch',
     'blind-folder', 'blind-hardcoded-batch', 'blind-input-dim-only', 'blind-int8-model', 'blind-labkit-helper',
     'blind-named-only', 'blind-no-fix-outputs', 'blind-onnx-not-ort', 'blind-serialize-fixed-shape',
     'blind-session-all-ort', 'blind-subprocess-pathlib', 'blind-unchanged'
-}
-# Still full marks although wrong (known holes, issue 32): strict xfails in tests/test_corpus.py until a judge sees them
-_BLIND_STILL_PASS = {
-    'blind-fixed-style': 'an .ort file converted with --optimization_style Fixed: the judge does not tell the styles apart (not yet looked at)',
-}
-for _exercise, _entries in _BLIND.items():
-    CORPUS[_exercise] = CORPUS[_exercise] + known_holes(_entries, _BLIND_STILL_PASS, skip=_BLIND_SLOW)
+})
 
 
 # Second-round blind entries (issue 32), measured by this corpus's rule before and after the fixes: tests/corpus/blind2_l07.py.
 # Left out of the fast tier: the 11 of 15 measured above 0.15 s an evaluation (they scored by the rule when measured).
-from corpus.blind2_l07 import CORPUS as _BLIND2  # noqa: E402
+from corpus import blind2_l07  # noqa: E402
 
-_BLIND2_SLOW = {
+add_blind(CORPUS, blind2_l07, slow={
     'blind2-fixb-all-dims-1', 'blind2-fixb-batch-8', 'blind2-fixb-batch-name-only',
     'blind2-fixb-by-hand-inference', 'blind2-fixb-bytes-roundtrip-copy', 'blind2-fixb-input-dim-only',
     'blind2-fixb-input-shape-fixed-always', 'blind2-fixb-named-only', 'blind2-fixb-no-output-fix',
     'blind2-fixb-outputs-by-hand', 'blind2-fixb-unchanged-copy'
-}
-# Still full marks although wrong (known holes, issue 32): strict xfails in tests/test_corpus.py until a judge sees them
-_BLIND2_STILL_PASS = {
-    'blind2-fixb-bytes': 'bytes for a ModelProto: both cross as the same OnnxBlob, so no judge sees it',
-}
-for _exercise, _entries in _BLIND2.items():
-    CORPUS[_exercise] = CORPUS[_exercise] + known_holes(_entries, _BLIND2_STILL_PASS, skip=_BLIND2_SLOW)
+})

@@ -15,18 +15,25 @@ def alpha_ref(rgba, w, h):
 
 
 def threads_ref(requested, isolated, cores):
-    if not (isinstance(requested, int) and requested > 0):
-        return min(4, math.ceil(cores / 2)) if isolated else 1
-    return requested if isolated else 1
+    """The notebook's answer: a JavaScript number (not a bool) with no fraction, above 0; cores || 1."""
+    number = isinstance(requested, (int, float)) and not isinstance(requested, bool)
+    if not (number and requested == int(requested) and requested > 0):
+        return min(4, math.ceil((cores or 1) / 2)) if isolated else 1
+    return int(requested) if isolated else 1
 
 
 def _threads_match(requested, isolated, cores):
-    valid = type(requested) is int and requested >= 1
+    valid = type(requested) in (int, float) and requested >= 1 and requested % 1 == 0
     if isolated and valid:
-        return requested
+        return int(requested)
     if isolated:
-        return max(1, min(4, -(-cores // 2)))
+        return max(1, min(4, -(-(cores or 1) // 2)))
     return 1
+
+
+def _threads_one_expression(r, iso, c):
+    ok = not isinstance(r, bool) and isinstance(r, (int, float)) and r > 0 and float(r).is_integer()
+    return (int(r) if ok else min(4, ((c or 1) + 1) // 2)) if iso else 1
 
 
 # ---------------------------------------------------------------- 08.web_model: files built once per process
@@ -114,8 +121,7 @@ CORPUS = {
     ],
     "08.threads": [
         Right("match on isolation first", answer=_threads_match),
-        Right("one expression", answer=lambda r, iso, c: (r if isinstance(r, int) and r > 0 else min(4, (c + 1) // 2))
-              if iso else 1),
+        Right("one expression", answer=_threads_one_expression),
         Wrong("ignores isolation", answer=lambda r, iso, c: r if isinstance(r, int) and r > 0 else min(4, math.ceil(c / 2))),
         Wrong("default = all cores", answer=lambda r, iso, c: (r if isinstance(r, int) and r > 0 else c) if iso else 1),
         Wrong("default rounds down",
@@ -146,10 +152,9 @@ CORPUS = {
 
 # Second-round blind entries (issue 32), measured by this corpus's rule before and after the fixes: tests/corpus/blind2_l08.py.
 # Left out of the fast tier: the 25 of 49 measured above 0.15 s an evaluation (they scored by the rule when measured).
-from corpus import known_holes  # noqa: E402
-from corpus.blind2_l08 import CORPUS as _BLIND2  # noqa: E402
+from corpus import add_blind, blind2_l08  # noqa: E402
 
-_BLIND2_SLOW = {
+add_blind(CORPUS, blind2_l08, slow={
     'blind2-alpha-blue-channel', 'blind2-alpha-flat', 'blind2-alpha-flat-then-swapped',
     'blind2-alpha-frombuffer-stride', 'blind2-alpha-gray-mean', 'blind2-alpha-index-loops', 'blind2-alpha-int8',
     'blind2-alpha-inverted', 'blind2-alpha-normalized', 'blind2-alpha-one-based-index',
@@ -158,12 +163,4 @@ _BLIND2_SLOW = {
     'blind2-web-dropped-scaling', 'blind2-web-generic-walk', 'blind2-web-letter-of-prompt',
     'blind2-web-model-graph-only', 'blind2-web-modelproto-not-path', 'blind2-web-names-not-graph-meta',
     'blind2-web-nodes-only', 'blind2-web-resave-only', 'blind2-web-strip-fields'
-}
-# Still full marks although wrong (known holes, issue 32): strict xfails in tests/test_corpus.py until a judge sees them
-_BLIND2_STILL_PASS = {
-    'blind2-threads-bool-is-int': "a bool request: the prompt never says a page sets one, so the judge asks none",
-    'blind2-threads-int-type-only': "3.0 taken as invalid: JavaScript's 3.0 is 3, but the prompt does not say floats occur",
-    'blind2-threads-cores-none-crash': "cores=None: the prompt gives cores as hardwareConcurrency, a number",
-}
-for _exercise, _entries in _BLIND2.items():
-    CORPUS[_exercise] = CORPUS[_exercise] + known_holes(_entries, _BLIND2_STILL_PASS, skip=_BLIND2_SLOW)
+})

@@ -281,15 +281,13 @@ CORPUS["09.generate"] = CORPUS["09.generate"] + [e for e in _BLIND["09.generate"
 
 # Second-round blind entries (issue 32), measured by this corpus's rule before and after the fixes: tests/corpus/blind2_l09.py.
 # Left out of the fast tier: the 17 of 17 measured above 0.15 s an evaluation (they scored by the rule when measured).
-from corpus.blind2_l09 import CORPUS as _BLIND2  # noqa: E402
+from corpus import add_blind, blind2_l09  # noqa: E402
 
-_BLIND2_SLOW = {
+add_blind(CORPUS, blind2_l09, slow={
     'blind2-gen-dict-outputs-array', 'blind2-gen-first-position', 'blind2-gen-float-ids',
     'blind2-gen-keys-values-swapped', 'blind2-gen-named-io-list', 'blind2-gen-no-cache',
     'blind2-gen-no-cache-base-class-run', 'blind2-gen-no-cache-c-session', 'blind2-gen-one-extra',
     'blind2-gen-one-short', 'blind2-gen-prompt-token-by-token-array', 'blind2-gen-pytorch',
     'blind2-gen-repeat-first-token', 'blind2-gen-returns-prompt-too', 'blind2-gen-sampling',
     'blind2-gen-stale-prompt-past', 'blind2-gen-whole-sequence-with-past'
-}
-for _exercise, _entries in _BLIND2.items():
-    CORPUS[_exercise] = CORPUS[_exercise] + [e for e in _entries if e.name not in _BLIND2_SLOW]
+})

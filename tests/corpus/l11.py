@@ -330,7 +330,6 @@ CORPUS = {
 
 
 # Answers written blind, by someone who never read the judges (issue 37b): tests/corpus/l11_blind.py
-from corpus.l11_blind import CORPUS as _BLIND  # noqa: E402
+from corpus import add_blind, l11_blind  # noqa: E402
 
-for _exercise, _entries in _BLIND.items():
-    CORPUS[_exercise] = CORPUS[_exercise] + _entries
+add_blind(CORPUS, l11_blind)
