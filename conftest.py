@@ -89,8 +89,8 @@ class SpreadLongTests:
 
 
 #: kernel-free tests that take seconds each, because they export, convert, train or generate: marked
-#: `heavy` (by node-id prefix), they run in the grading tier, whose workers mostly wait on sandboxes,
-#: and keep `make test-fast` a quick inner loop. Measured with `--durations=0` on the fast tier.
+#: `heavy` (by node-id prefix), they run in the grading tier and keep `make test-fast` a quick inner
+#: loop. Measured with `--durations=0` on the fast tier.
 HEAVY = (
     *(f"tests/test_corpus.py::test_corpus_entry_scores_by_the_rule[{ex}-" for ex in (
         "03.dynamic_batch", "07.ort_file", "08.web_model", "09.export_dynamic", "09.generate",
