@@ -159,10 +159,25 @@ def grade(subs: Path | list[Path], out: Path, *extra: str) -> tuple[subprocess.C
     """`labkit grade 01` on a folder or a list of notebooks."""
     t0 = time.monotonic()
     files = [str(p) for p in subs] if isinstance(subs, list) else [str(subs)]
-    proc = subprocess.run(LABKIT + ["grade", "01", *files, "--out", str(out), "--jobs", "2", "--timeout", "60",
-                                    "--judge-timeout", "20", "--no-progress", *extra],
-                          capture_output=True, text=True, cwd=ROOT, timeout=1200)
+    proc = _run(LABKIT + ["grade", "01", *files, "--out", str(out), "--jobs", "2", "--timeout", "60",
+                          "--judge-timeout", "20", "--no-progress", *extra])
     return proc, time.monotonic() - t0
+
+
+def _run(args: list[str]) -> subprocess.CompletedProcess:
+    """Run a grader to the end; the result also carries its `pid` (the owner of its /tmp folder)."""
+    with subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT) as popen:
+        stdout, stderr = popen.communicate(timeout=1200)
+    proc = subprocess.CompletedProcess(args, popen.returncode, stdout, stderr)
+    proc.pid = popen.pid
+    return proc
+
+
+def _own_tmp_left(proc: subprocess.CompletedProcess) -> list[Path]:
+    """The grader's own /tmp folders still there after it ended (a Dask worker killed by another test
+    may leave its folder behind: that one is swept by the next run, and not this test's business)."""
+    return [r for r in Path("/tmp").glob("labkit-grade-*")
+            if (r / "owner.pid").is_file() and (r / "owner.pid").read_text().strip() == str(proc.pid)]
 
 
 def grades(out: Path) -> dict[tuple[str, str], dict]:
@@ -285,8 +300,7 @@ def test_endless_judge_is_a_cached_timeout(hostile):
 def test_nothing_outlives_grading(hostile):
     time.sleep(0.5)
     assert not _daemons(), "a daemon started by a submission outlived grading"
-    assert not [r for r in Path("/tmp").glob("labkit-grade-*") if (r / "owner.pid").is_file()
-                and not Path(f"/proc/{(r / 'owner.pid').read_text().strip()}").exists()]
+    assert not _own_tmp_left(hostile["proc"])
 
 
 def test_next_honest_batch_is_unharmed(hostile, tmp_path):
@@ -450,8 +464,8 @@ def next_learner(tmp_path_factory):
         (subs / f"{name}.ipynb").write_text(json.dumps(with_answers(SOLUTION, answers) if answers else solution))
     out = tmp_path_factory.mktemp("grading20") / "out"
     t0 = time.monotonic()
-    proc = subprocess.run(LABKIT + ["grade", "01", str(subs), "--out", str(out), "--jobs", "1", "--timeout", "60",
-                                    "--no-progress"], capture_output=True, text=True, cwd=ROOT, timeout=1200)
+    proc = _run(LABKIT + ["grade", "01", str(subs), "--out", str(out), "--jobs", "1", "--timeout", "60",
+                          "--no-progress"])
     yield {"proc": proc, "out": out, "subs": subs, "target": target, "seconds": time.monotonic() - t0,
            "grades": grades(out) if (out / "grades.csv").is_file() else {}}
     for pid in _survivors():
@@ -500,8 +514,7 @@ def test_oversized_record_is_cut_and_readable(next_learner):
 def test_nothing_of_the_attackers_survives(next_learner):
     time.sleep(0.5)
     assert not _survivors(), "a thread of a zombie process outlived grading"
-    assert not [r for r in Path("/tmp").glob("labkit-grade-*") if (r / "owner.pid").is_file()
-                and not Path(f"/proc/{(r / 'owner.pid').read_text().strip()}").exists()]
+    assert not _own_tmp_left(next_learner["proc"])
     assert not _abandoned_uids_with_tasks(), "a uid no grader holds any more still has live processes"
 
 
