@@ -97,6 +97,8 @@ HEAVY = (
         "10.custom_converter", "10.to_onnx", "11.device_decode", "11.placement")),
     "tests/test_l07.py::test_ort_file_other_weights_fail",
     "tests/test_l08.py::test_wrong_answers_get_precise_messages[08.web_model-",
+    "tests/test_l08.py::test_answers_survive_the_grader_round_trip",  # exports the web model (8 s)
+    "tests/test_l09.py::test_bad_returns_fail_with_a_message[09.generate-",  # the first pays an export (10 s)
     "tests/test_l09.py::test_course_model_command_retrains_the_transformer",
     "tests/test_l09.py::test_hostile_answers_give_a_result[",
     "tests/test_l09.py::test_export_for_genai_runs_in_genai_with_the_same_tokens",

@@ -79,6 +79,7 @@ labkit.notebooks.BUDGET_SECONDS = 0.05
 '''
 
 
+@pytest.mark.notebooks  # two nbval runs, each starting a kernel (11 s): the notebooks tier's own rule
 def test_nbval_run_fails_a_notebook_over_the_time_budget(tmp_path):
     """The notebooks tier's one run of a solution is held to the lesson budget (here shrunk to 0.05 s
     by a plugin; the cell computes, so wall and CPU time are both over); the second CPU path
