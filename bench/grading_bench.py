@@ -86,7 +86,8 @@ def main() -> int:
     per = [r.seconds for r in recs if r.seconds is not None]
     judge = [r.judge_seconds for r in recs if r.judge_seconds is not None]
     if judge:
-        print(f"verdict process: mean {sum(judge) / len(judge):.1f} s per submission; protection: "
+        print(f"verdict process: mean {sum(judge) / len(judge):.2f} s, max {max(judge):.2f} s per submission "
+              f"(budget 0.3 s); protection: "
               f"{sorted({r.protection for r in recs})}")
     print(f"wall time: {wall:.1f} s for {args.count} submissions = {wall / args.count:.2f} s per submission "
           f"(with {' '.join(where)}); one submission alone took {min(per):.1f}-{max(per):.1f} s "
