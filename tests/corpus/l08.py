@@ -118,6 +118,10 @@ CORPUS = {
         Wrong("scaled to 0..1", answer=lambda rgba, w, h: alpha_ref(rgba, w, h) / 255),
         Wrong("ink mask", answer=lambda rgba, w, h: (alpha_ref(rgba, w, h) >= 128).astype(int)),
         Wrong("mean of RGBA", answer=lambda rgba, w, h: np.asarray(rgba).reshape(h, w, 4).mean(axis=2)),
+        Wrong("right bytes as float32", outputs_wrong=False,  # the prompt asks for an integer dtype
+              answer=lambda rgba, w, h: alpha_ref(rgba, w, h).astype(np.float32)),
+        Wrong("right bytes as a list of floats", outputs_wrong=False,
+              answer=lambda rgba, w, h: alpha_ref(rgba, w, h).astype(float).tolist()),
     ],
     "08.threads": [
         Right("match on isolation first", answer=_threads_match),
