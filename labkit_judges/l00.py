@@ -5,21 +5,34 @@ from __future__ import annotations
 import numpy as np
 
 from labkit.checks import Question, exercise, expect_close, quiz
-from labkit.checks.differential import same
+from labkit.checks.differential import same, strided
 from labkit.plain import Raised
 
 
-def _relu_cases(seed: int) -> list[tuple]:
+def _relu_data(seed: int) -> tuple[list[tuple], list[np.ndarray]]:
+    """(the test inputs, the arrays they reach the learner as): the notebook's arrays, then what "any shape,
+    the same dtype" also allows: integers, float64 with infinities and values near float's limits, a
+    non-contiguous view (made learner side: a saved array is contiguous)."""
     rng = np.random.default_rng(seed)
-    return [
-        (np.array([-2.0, -0.5, 0.0, 0.5, 2.0], dtype=np.float32),),
-        (rng.normal(size=(3, 4)).astype(np.float32),),
-        (np.zeros((2, 0), dtype=np.float32),),
-        (rng.normal(size=(2, 3, 5)).astype(np.float32) * 10,),
+    seen = [
+        np.array([-2.0, -0.5, 0.0, 0.5, 2.0], dtype=np.float32),
+        rng.normal(size=(3, 4)).astype(np.float32),
+        np.zeros((2, 0), dtype=np.float32),
+        rng.normal(size=(2, 3, 5)).astype(np.float32) * 10,
+        rng.integers(-50, 50, size=(2, 4)).astype(np.int64),
     ]
+    extremes = np.array([-np.inf, np.inf, -3e38, 3e38, -1e-300, 1e-300, -0.0, *rng.normal(size=3)], dtype=np.float64)
+    recipe, view = strided(rng.normal(size=(6, 3)).astype(np.float32), axis=0, step=2)
+    seen += [extremes[rng.permutation(len(extremes))], view]
+    return [(x,) for x in seen[:-1]] + [(recipe,)], seen
 
 
-RELU_TESTS = ("1-D example", "random 3x4 matrix", "empty array", "3-D array")
+def _relu_cases(seed: int) -> list[tuple]:
+    return _relu_data(seed)[0]
+
+
+RELU_TESTS = ("1-D example", "random 3x4 matrix", "empty array", "3-D array", "integers (int64)",
+              "float64 with infinities and huge values", "a non-contiguous view")
 
 
 @exercise('00.relu', title='ReLU in numpy', points=2, kind='function',
@@ -29,7 +42,7 @@ RELU_TESTS = ("1-D example", "random 3x4 matrix", "empty array", "3-D array")
           ],
           cases=_relu_cases, tests=RELU_TESTS, skill=RELU_TESTS)
 def _relu(outputs, seed):
-    for name, (x,), got in zip(RELU_TESTS, _relu_cases(seed), outputs):
+    for name, x, got in zip(RELU_TESTS, _relu_data(seed)[1], outputs):
         # an array (not a list) of x's dtype, as the prompt says; then the values (in the notebook's wording)
         form_ok = isinstance(got, Raised) or (isinstance(got, np.ndarray) and got.dtype == x.dtype)
         yield expect_close(name, got, np.maximum(x, 0)) if form_ok else same(name, got, np.maximum(x, 0), dtype=x.dtype)

@@ -94,8 +94,10 @@ def _sigmoid_model(answer, seed):
         t = model.graph.output[0].type.tensor_type
         odims = t.shape.dim
         oshape = [d.dim_param or (d.dim_value if d.HasField("dim_value") else None) for d in odims]
+        # the prompt fixes X's shape, not Y's declaration: a dimension left unknown is no mistake, a wrong number is
         ok_out = (t.elem_type == onnx.TensorProto.FLOAT and t.HasField("shape") and len(odims) == 2
-                  and not odims[0].HasField("dim_value") and odims[1].HasField("dim_value") and odims[1].dim_value == 3)
+                  and not odims[0].HasField("dim_value")
+                  and (not odims[1].HasField("dim_value") or odims[1].dim_value == 3))
         yield TestResult("output Y", ok_out, "one output Y, float32 of shape ['batch', 3]" if ok_out else
                          f"the output Y is declared as {onnx.helper.tensor_dtype_to_np_dtype(t.elem_type).name if t.elem_type else 'no type'} "
                          f"of shape {oshape if t.HasField('shape') else 'unknown'}; expected float32 ['batch', 3] "
@@ -108,6 +110,7 @@ def _sigmoid_model(answer, seed):
         return
     feed = sess.get_inputs()[0].name
     rng = np.random.default_rng(seed + 101)
+    ignored = False
     for n in BATCHES:
         x = rng.normal(size=(n, 4)).astype(np.float32) * 2
         try:
@@ -115,7 +118,21 @@ def _sigmoid_model(answer, seed):
         except Exception as e:
             yield TestResult(f"batch {n}", False, f"ONNX Runtime failed at batch size {n}: {_first(e, 160)}")
             continue
-        yield expect_close(f"batch {n}", got, sigmoid(x @ W + B), rtol=1e-5, atol=1e-6)
+        t = expect_close(f"batch {n}", got, sigmoid(x @ W + B), rtol=1e-5, atol=1e-6)
+        yield t
+        if not t.passed and n > 1 and _ignores_x(sess, feed, x, got):
+            ignored = True
+    if ignored:
+        yield DidNotDo("its output does not change when X does: Y must be computed from X")
+
+
+def _ignores_x(sess, feed: str, x: np.ndarray, got) -> bool:
+    """Whether the model gives the same output for other values of X of the same shape (a constant)."""
+    try:
+        other = sess.run(None, {feed: -3 * x + 1})[0]
+        return np.array_equal(np.asarray(other), np.asarray(got))
+    except Exception:  # noqa: BLE001 - a model that fails here fails its tests already
+        return False
 
 
 # ---------------------------------------------------------------- 01.run_both
@@ -196,6 +213,12 @@ def _run_both(outputs, seed):
                 yield expect_close(name, got[key], sigmoid(x @ w + b), rtol=1e-5, atol=1e-6)
             continue
         own = _engines(_run_both_model(w, b, noise_seed), x)
+        formula = sigmoid(x @ w + b)  # the model without its random operator: no engine gives it
+        if not any(expect_close("", got[k], own[e], rtol=1e-5, atol=1e-6).passed for k in own for e in own) and (
+                expect_close("", got["reference"], got["ort"], rtol=0, atol=0).passed
+                or expect_close("", got["reference"], formula, rtol=1e-5, atol=1e-6).passed):
+            yield DidNotDo("on the model with a random operator neither key holds an engine's numbers: "
+                           "the exercise is running the model with both engines")
         for name, key in zip(pair, ("reference", "ort")):
             other = "ort" if key == "reference" else "reference"
             t = expect_close(name, got[key], own[key], rtol=1e-5, atol=1e-6)

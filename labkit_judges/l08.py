@@ -40,7 +40,7 @@ def _thread_cases(seed: int) -> list[tuple]:
         # a whole float above 4: never the default, so reading it as invalid shows
         for requested in (1, 2, int(rng.integers(3, 9)), int(rng.integers(9, 33)), float(rng.integers(5, 9))):
             cases.append((requested, isolated, cores()))
-        for requested in (None, 0, -2, 2.5, True):
+        for requested in (None, 0, -2, 2.5, True, math.inf, math.nan):  # a float may be any float, inf and NaN too
             for c in (1, 2, 3, 5, 8, int(rng.integers(9, 65)), None):
                 cases.append((requested, isolated, c))
     order = rng.permutation(len(cases))
@@ -260,7 +260,9 @@ def _web_model(answer, seed):
         yield from rest(1, "the model does not run")
         return
     want = reference_probabilities(x)
-    t = expect_close(_WEB_STEPS[1], got, want, rtol=0, atol=1e-4)
+    # the same fp32 weights give these probabilities within ~2e-7 (rounding order); weights cast to fp16 and back
+    # drift by 2e-5..4e-4: a copy of the model, not a smaller one, is asked for
+    t = expect_close(_WEB_STEPS[1], got, want, rtol=0, atol=5e-6)
     if not t.passed:
         if got.shape == want.shape:
             diff = float(np.abs(got - want).max())
@@ -269,6 +271,8 @@ def _web_model(answer, seed):
         if any(n.op_type in ("QuantizeLinear", "DequantizeLinear") or n.op_type.startswith("QLinear")
                for n in model.graph.node):
             t.message += " — this is an int8 model? This exercise asks for the fp32 one"
+        elif any(i.data_type == onnx.TensorProto.FLOAT16 for i in model.graph.initializer):
+            t.message += " — weights stored as float16 change the answers: this exercise asks for the fp32 model as it is"
         yield t
         yield from rest(1, "the outputs are wrong, so the rest does not count")
         return

@@ -73,6 +73,26 @@ def test_expect_close_messages():
     assert not r.passed
 
 
+@pytest.mark.parametrize("compare", ["expect_close", "differential.compare"])
+def test_an_infinite_expectation_is_met_only_exactly(compare, recwarn):
+    """rtol * inf once excused any value where inf was expected (0 passed for -inf), and equal infinities
+    warned (inf - inf); a wrong value is named, not a right one next to it."""
+    from labkit.checks.differential import compare as diff_compare
+
+    def check(got, want):
+        if compare == "expect_close":
+            return expect_close("t", np.array(got), np.array(want), rtol=1e-3, atol=0)
+        return diff_compare("t", np.array(got), np.array(want), rtol=1e-3, atol=0)
+
+    want = [np.inf, -np.inf, 0.0, 1.0]
+    assert check([np.inf, -np.inf, 0.0, 1.0], want).passed
+    for got, shown in (([np.inf, 0.0, 0.0, 1.0], "got 0"), ([np.inf, np.nan, 0.0, 1.0], "got nan"),
+                       ([np.inf, np.inf, 0.0, 1.0], "got inf")):
+        r = check(got, want)
+        assert not r.passed and f"at index (1,) expected -inf, {shown} (1 of 4" in r.message, r.message
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+
+
 def test_expect_equal_types():
     assert expect_equal("t", 3, 3).passed
     assert not expect_equal("t", True, 1).passed

@@ -398,14 +398,20 @@ def expect_close(name: str, got: Any, want: np.ndarray, *, rtol: float = 1e-4, a
     if bad.any():
         idx = tuple(int(i) for i in np.argwhere(bad)[0])
         return TestResult(name, False, f"your result has {arr[idx]} at index {idx} where {want[idx]:.6g} was expected")
-    diff = np.abs(arr - want)
-    tol = atol + rtol * np.abs(want)
-    if np.all((diff <= tol) | (np.isnan(want) & np.isnan(arr)) | (arr == want)):
-        return TestResult(name, True, f"matches (max abs difference {float(np.nanmax(diff)):.2g})")
-    idx = tuple(int(i) for i in np.unravel_index(np.nanargmax(diff - tol), diff.shape))
+    same = (arr == want) | (np.isnan(want) & np.isnan(arr))  # equal infinities too (their difference is NaN)
+    with np.errstate(invalid="ignore", over="ignore"):
+        diff = np.where(same, 0.0, np.abs(arr - want))
+        tol = atol + rtol * np.abs(want)
+        ok = same | (np.isfinite(want) & (diff <= tol))  # an infinite or NaN expectation is met only exactly
+    if ok.all():
+        return TestResult(name, True, f"matches (max abs difference {float(diff.max()):.2g})")
+    off = ~ok
+    with np.errstate(invalid="ignore", over="ignore"):
+        excess = np.where(off, np.nan_to_num(diff - tol, nan=np.inf, posinf=np.inf), -np.inf)
+    idx = tuple(int(i) for i in np.unravel_index(np.argmax(excess), diff.shape))
     return TestResult(name, False,
                       f"at index {idx} expected {float(want[idx]):.6g}, got {float(arr[idx]):.6g} "
-                      f"({int((diff > tol).sum())} of {want.size} values off)")
+                      f"({int(off.sum())} of {want.size} values off)")
 
 
 def expect_equal(name: str, got: Any, want: Any) -> TestResult:

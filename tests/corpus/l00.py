@@ -7,7 +7,7 @@ CORPUS = {
     "00.relu": [
         Right("np.where", answer=lambda x: np.where(x > 0, x, 0).astype(x.dtype)),
         Right("clip", answer=lambda x: x.clip(min=0)),
-        Right("mask multiply", answer=lambda x: (x > 0) * x),
+        Wrong("mask multiply", answer=lambda x: (x > 0) * x),  # -inf * False is NaN: not a ReLU at -inf
         Wrong("returns x unchanged", answer=lambda x: x, skipped_skill=True),
         Wrong("abs", answer=lambda x: np.abs(x)),
         Wrong("min instead of max", answer=lambda x: np.minimum(x, 0)),

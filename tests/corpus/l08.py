@@ -17,7 +17,7 @@ def alpha_ref(rgba, w, h):
 def threads_ref(requested, isolated, cores):
     """The notebook's answer: a JavaScript number (not a bool) with no fraction, above 0; cores || 1."""
     number = isinstance(requested, (int, float)) and not isinstance(requested, bool)
-    if not (number and requested == int(requested) and requested > 0):
+    if not (number and float(requested).is_integer() and requested > 0):  # int(inf) would raise
         return min(4, math.ceil((cores or 1) / 2)) if isolated else 1
     return int(requested) if isolated else 1
 
