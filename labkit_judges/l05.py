@@ -142,7 +142,8 @@ def unseen_graph(seed: int, k: int) -> "onnx.ModelProto":
     also holds a BatchNormalization that follows no Conv, a Conv whose output feeds two nodes (its BN
     must stay: folding would change the other consumer), an Identity and an Add of two initializers
     (a shortcut through ONNX Runtime's optimizer removes those; a folding function keeps them).
-    Graph 2 convolves sequences (1-D: kernels of 3 axes), graph 1 images (2-D: kernels of 4 axes).
+    Graph 2 convolves sequences (1-D: kernels of 3 axes), graph 1 images (2-D: kernels of 4 axes); graph 1 also
+    has two Convs of one weight, each with its own BatchNormalization.
     """
     from onnx import TensorProto, helper, numpy_helper
 
@@ -178,6 +179,12 @@ def unseen_graph(seed: int, k: int) -> "onnx.ModelProto":
     c1, c2 = int(rng.integers(3, 7)), int(rng.integers(3, 7))
     t = conv(f"{tag}.conv_a", x_name, cin, c1, bias=bool(k % 2))
     t = relu(f"{tag}.act_a", bn(f"{tag}.bn_a", t, c1))
+    if k == 1:  # a second Conv of the same weight, with its own BN: folding must write new weights, not the old name
+        nodes.append(helper.make_node("Conv", [x_name, f"{tag}.conv_a.w"], [f"{tag}.conv_twin.out"],
+                                      name=f"{tag}.conv_twin", kernel_shape=[3] * nd, pads=[1] * (2 * nd)))
+        twin = bn(f"{tag}.bn_twin", f"{tag}.conv_twin.out", c1)
+        nodes.append(helper.make_node("Add", [t, twin], [f"{tag}.with_twin"], name=f"{tag}.with_twin"))
+        t = f"{tag}.with_twin"
     nodes.append(helper.make_node("Identity", [t], [f"{tag}.id"], name=f"{tag}.identity"))
     t = bn(f"{tag}.bn_free", f"{tag}.id", c1)                       # follows no Conv: stays
     shared = conv(f"{tag}.conv_shared", t, c1, c2, bias=True)       # feeds a BN and an Add: stays
@@ -421,10 +428,11 @@ def _portable(answer, seed):
 # ---------------------------------------------------------------- 05.rewrite_rule
 #
 # The learner hands in rewrite_matmul_add(model) -> ModelProto built on onnxscript.rewriter. The check calls it on
-# graphs it never saw: 2-D MatMul+Add pairs (one written Add(bias, MatMul)) that must become Gemm, a 3-D MatMul+Add
-# that must stay (Gemm takes 2-D inputs only), and an Identity that a graph optimizer would remove.
+# graphs it never saw: 2-D MatMul+Add pairs (one written Add(bias, MatMul)) that must become Gemm, MatMul+Adds that
+# must stay (Gemm takes 2-D inputs only: a 3-D x, a 3-D w, an x of unknown rank), and an Identity that a graph
+# optimizer would remove.
 
-REWRITE_GRAPHS = ("MLP with two pairs", "3-D input")
+REWRITE_GRAPHS = ("MLP with two pairs", "3-D input", "3-D weight", "input of unknown rank")
 REWRITE_TESTS = tuple(f"{g}: {t}" for g in REWRITE_GRAPHS for t in ("node counts", "same outputs"))
 
 
@@ -443,10 +451,10 @@ def rewrite_graph(seed: int, k: int):
         inits = [init("W1", rng.normal(0, 1, (a, b))), init("B1", rng.normal(0, 1, b)),
                  init("W2", rng.normal(0, 1, (b, c))), init("B2", rng.normal(0, 1, c))]
         x_shape, y_shape = ["N", a], ["N", c]
-    else:
+    else:  # one MatMul+Add that must stay: x 3-D (k=1), w 3-D (k=2), x of unknown rank (k=3)
         nodes = [helper.make_node("MatMul", [x_name, "W"], ["mm"]), helper.make_node("Add", ["mm", "B"], ["y"])]
-        inits = [init("W", rng.normal(0, 1, (a, b))), init("B", rng.normal(0, 1, b))]
-        x_shape, y_shape = ["N", 5, a], ["N", 5, b]
+        inits = [init("W", rng.normal(0, 1, (2, a, b) if k == 2 else (a, b))), init("B", rng.normal(0, 1, b))]
+        x_shape, y_shape = {1: (["N", 5, a], ["N", 5, b]), 2: (["N", a], [2, "N", b]), 3: (None, None)}[k]
     graph = helper.make_graph(nodes, f"rewrite_{k}", [helper.make_tensor_value_info(x_name, TensorProto.FLOAT, x_shape)],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, y_shape)], inits)
     return onnx.shape_inference.infer_shapes(
@@ -466,7 +474,7 @@ def _rewrite_cases(seed: int) -> list[tuple]:
 def _rewrite_rule(outputs, seed):
     from collections import Counter
 
-    expected = ({"Gemm": 2, "Relu": 1, "Identity": 1}, {"MatMul": 1, "Add": 1})
+    expected = ({"Gemm": 2, "Relu": 1, "Identity": 1}, *[{"MatMul": 1, "Add": 1}] * 3)
     for k, (label, got) in enumerate(zip(REWRITE_GRAPHS, outputs)):
         names = [f"{label}: node counts", f"{label}: same outputs"]
         model, why = load_onnx(got)
@@ -484,15 +492,19 @@ def _rewrite_rule(outputs, seed):
                            "onnxscript's), not a rewrite rule, which changes only what its pattern matches")
         yield TestResult(names[0], ops == want, f"{ops}" if ops == want else
                          f"expected the operators {want}, got {ops}"
-                         + (" — Gemm takes 2-D inputs only: the condition must refuse a 3-D MatMul" if k == 1 and
-                            "Gemm" in ops else "")
+                         + ({1: " — Gemm takes 2-D inputs only: the condition must refuse a 3-D MatMul",
+                             2: " — Gemm takes a 2-D weight only: the condition must check w's rank too",
+                             3: " — the rank of x is unknown here (x.shape is None): the condition must refuse"}
+                            .get(k, "") if "Gemm" in ops else "")
                          + (" — Add(bias, MatMul(...)) is the same pattern with the inputs swapped, and stayed"
                             if k == 0 and ops.get("Gemm") == 1 else "")
                          + (" — only MatMul+Add pairs change: keep every other node" if k == 0 and
                             "Identity" not in ops else ""))
         original = rewrite_graph(seed, k)
         x_name = original.graph.input[0].name
-        dims = [d.dim_value or 3 for d in original.graph.input[0].type.tensor_type.shape.dim]
+        input_type = original.graph.input[0].type.tensor_type
+        dims = ([d.dim_value or 3 for d in input_type.shape.dim] if input_type.HasField("shape")
+                else [3, original.graph.initializer[0].dims[0]])  # unknown rank: run it on a matrix
         x = np.random.default_rng(seed + 5252 + k).normal(size=dims).astype(np.float32)
         want_out = _session(original).run(None, {x_name: x})[0]
         try:

@@ -377,8 +377,12 @@ def calibration_images(seed: int, k: int) -> np.ndarray:
 
     x = digits().x_train
     rng = np.random.default_rng(seed * 19 + 6070 + k)
-    n = 16 * int(rng.integers(3, 8))  # 48..112: batches of 8, 16 (and 32 for half the sizes) are all equal
-    return np.ascontiguousarray(x[np.sort(rng.choice(len(x), n, replace=False))])
+    n = 16 * int(rng.integers(3, 8))  # 48..112
+    picked = x[np.sort(rng.choice(len(x), n, replace=False))]
+    # then five more, the last one all ink: the largest activations sit in the last, partial batch of any batch
+    # size up to 64 (n + 5 is odd), so a reader that drops an incomplete batch calibrates other ranges
+    extra = x[rng.choice(len(x), 4, replace=False)]
+    return np.ascontiguousarray(np.concatenate([picked, extra, np.ones_like(x[:1])]))
 
 
 def _calibration_cases(seed: int) -> list[tuple]:

@@ -368,8 +368,8 @@ def _perplexity(outputs, seed):
         if isinstance(got, Raised):
             yield TestResult(name, False, f"your function {got.message}")
             continue
-        if isinstance(got, np.ndarray) and got.size == 1:
-            got = float(got.reshape(()))
+        if isinstance(got, np.ndarray) and got.ndim == 0:  # a NumPy scalar is a float; an array of one is not
+            got = float(got)
         if not isinstance(got, (int, float)) or isinstance(got, bool):
             yield TestResult(name, False, f"expected one number (a float), got {_describe(got)}")
             continue

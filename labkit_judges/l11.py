@@ -119,7 +119,7 @@ TOLERANCE_TESTS = ("rounding, outputs of size ~1", "rounding, outputs of size ~1
                    "rounding, outputs of size ~1e-6", "identical outputs", "one element wrong",
                    "a tiny output 40% off", "a NaN on the device", "the same values transposed",
                    "every element 0.1% off", "an extra axis of size 1", "empty outputs",
-                   "a NaN on both sides, in the same place")
+                   "a NaN on both sides, in the same place", "one element wrong in a large output")
 #: the prompt's rounding: up to ROUNDINGS_MIN..ROUNDINGS_MAX float32 roundings of the largest |cpu|; the
 #: data keeps every rounding case under the lower bound and every wrong one over the upper (test_l11.py)
 ROUNDINGS_MIN, ROUNDINGS_MAX = 100, 1000
@@ -159,10 +159,15 @@ def _tolerance_data(seed: int) -> list[tuple[np.ndarray, np.ndarray, bool]]:
     empty = np.zeros((0, int(rng.integers(2, 6))), np.float32)
     both_dev, both_cpu = _matmul_pair(rng, 1.0)
     both_dev[1, 2] = both_cpu[1, 2] = np.nan
+    # 600 elements, one 3000 roundings off: a mean of the differences dilutes it to a few roundings
+    pairs = [_matmul_pair(rng, 1.0) for _ in range(20)]
+    many_dev, many_cpu = np.concatenate([d for d, _ in pairs]), np.concatenate([c for _, c in pairs])
+    many_dev[tuple(rng.integers(0, 5, size=2))] += np.float32(3000 * np.finfo(np.float32).eps) * np.abs(many_cpu).max()
     return [(*size1, True), (*big, True), (d, c, True), (*tiny, True), (same.copy(), same, True),
             (*wrong_elem, False), (t_dev * np.float32(1.4), t_cpu, False), (nan_dev, nan_cpu, False),
             (np.ascontiguousarray(sq.T), sq, False), (off * np.float32(1.001), off, False),
-            (axis[None].copy(), axis, False), (empty.copy(), empty, True), (both_dev, both_cpu, False)]
+            (axis[None].copy(), axis, False), (empty.copy(), empty, True), (both_dev, both_cpu, False),
+            (many_dev, many_cpu, False)]
 
 
 def _tolerance_cases(seed: int) -> list[tuple]:

@@ -112,7 +112,11 @@ def test_unseen_graphs_are_valid_and_hold_the_traps(seed):
         m = unseen_graph(seed, k)
         onnx.checker.check_model(m, full_check=True)
         ops = Counter(n.op_type for n in m.graph.node)
-        assert ops["BatchNormalization"] == 4 and ops["Identity"] == 1 and len(foldable(m)) == 2
+        twin = k == 1  # graph A: a second Conv of conv_a's weight, with its own (foldable) BatchNormalization
+        assert ops["BatchNormalization"] == 4 + twin and ops["Identity"] == 1 and len(foldable(m)) == 2 + twin
+        if twin:
+            weights = [n.input[1] for n in m.graph.node if n.op_type == "Conv"]
+            assert len(weights) - len(set(weights)) == 1, weights
 
 
 def test_fold_graph_reference_passes_on_many_seeds():

@@ -100,6 +100,7 @@ def cache_decoder():
             opts.log_severity_level = 4  # a learner's bad feed comes back as the exception's message, not a log
             opts.intra_op_num_threads = 1
             super().__init__(clipped_cache_decoder_bytes(), opts, providers=["CPUExecutionProvider"])
+            self._model_bytes = None  # ONNX Runtime keeps a copy: the model is run through this session only
             self.runs = 0
 
         def run(self, output_names, input_feed, run_options=None):

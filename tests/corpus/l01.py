@@ -163,3 +163,8 @@ add_blind(CORPUS, blind2_l01, slow={
     'blind2-both-bytes-zip', 'blind2-both-lesson-model', 'blind2-both-named-outputs', 'blind2-both-other-keys',
     'blind2-both-swapped', 'blind2-both-via-tempfile', 'blind2-both-whole-lists', 'blind2-sig-gemm-opset13'
 })
+
+# Blind round 3 (tests/corpus/blind3_lNN.py): measured first, then added; slow ones scored by hand.
+from corpus import add_blind, blind3_l01  # noqa: E402
+
+add_blind(CORPUS, blind3_l01)

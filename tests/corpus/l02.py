@@ -199,3 +199,8 @@ add_blind(CORPUS, blind2_l02, slow={
     'blind2-count-no-constantofshape', 'blind2-count-plus-graph-inputs', 'blind2-count-tensors-not-elements',
     'blind2-repair-relabel11-convert', 'blind2-repair-relabel12-convert', 'blind2-repair-saved-path'
 })
+
+# Blind round 3 (tests/corpus/blind3_lNN.py): measured first, then added; slow ones scored by hand.
+from corpus import add_blind, blind3_l02  # noqa: E402
+
+add_blind(CORPUS, blind3_l02)

@@ -471,3 +471,8 @@ add_blind(CORPUS, blind2_l03, slow={
     'blind2-faith-input-named-input', 'blind2-faith-loose-tolerance', 'blind2-faith-mean-magnitude',
     'blind2-faith-no-try', 'blind2-faith-uniform-sweep', 'blind2-faith-zeros'
 })
+
+# Blind round 3 (tests/corpus/blind3_lNN.py): measured first, then added; slow ones scored by hand.
+from corpus import add_blind, blind3_l03  # noqa: E402
+
+add_blind(CORPUS, blind3_l03, slow={e.name for e in blind3_l03.CORPUS["03.custom_op"]})

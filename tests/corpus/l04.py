@@ -220,3 +220,8 @@ add_blind(CORPUS, blind2_l04, slow={
     'blind2-pred-islice-batches', 'blind2-pred-off-by-one-slices', 'blind2-pred-one-at-a-time-list',
     'blind2-pred-preallocated-range', 'blind2-pred-probabilities'
 })
+
+# Blind round 3 (tests/corpus/blind3_lNN.py): measured first, then added; slow ones scored by hand.
+from corpus import add_blind, blind3_l04  # noqa: E402
+
+add_blind(CORPUS, blind3_l04)

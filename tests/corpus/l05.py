@@ -331,3 +331,11 @@ add_blind(CORPUS, blind2_l05, slow={
     'blind2-fold-keeps-conv-output-name', 'blind2-fold-no-epsilon', 'blind2-fold-ort-optimizer',
     'blind2-fold-rebuild-node-list', 'blind2-fold-unchanged'
 })
+
+# Blind round 3 (tests/corpus/blind3_lNN.py): measured first, then added; slow ones scored by hand.
+from corpus import add_blind, blind3_l05  # noqa: E402
+
+add_blind(CORPUS, blind3_l05, holes={
+    'blind3-rewrite-by-hand-no-onnxscript':
+        "a correct protobuf pass without onnxscript gives the same graph; only running the answer where onnxscript's rewriter is the one tool would see the process",
+})

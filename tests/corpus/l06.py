@@ -352,3 +352,15 @@ from corpus import blind2_l06  # noqa: E402
 add_blind(CORPUS, blind2_l06, slow={
     'blind2-dq-subtract-dtype-int32'
 })
+
+# Blind round 3 (tests/corpus/blind3_lNN.py): measured first, then added; slow ones scored by hand.
+from corpus import add_blind, blind3_l06  # noqa: E402
+
+add_blind(CORPUS, blind3_l06, holes={
+    'blind3-q-onnx-quantizelinear':
+        "ONNX's QuantizeLinear does the exercise with exact values: only running the answer where onnx and onnxruntime cannot be imported would see it",
+    'blind3-cq-ort-compute-scale-zp':
+        "onnxruntime.quantization's compute_scale_zp does the exercise with exact values: only running the answer where onnxruntime cannot be imported would see it",
+    'blind3-cal-drops-last':
+        'at the hidden seed the images of the last, partial batch widen no activation range: the scales come out the same',
+})

@@ -199,3 +199,8 @@ add_blind(CORPUS, blind2_l07, slow={
     'blind2-fixb-input-shape-fixed-always', 'blind2-fixb-named-only', 'blind2-fixb-no-output-fix',
     'blind2-fixb-outputs-by-hand', 'blind2-fixb-unchanged-copy'
 })
+
+# Blind round 3 (tests/corpus/blind3_lNN.py): measured first, then added; slow ones scored by hand.
+from corpus import add_blind, blind3_l07  # noqa: E402
+
+add_blind(CORPUS, blind3_l07)

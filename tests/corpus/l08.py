@@ -168,3 +168,8 @@ add_blind(CORPUS, blind2_l08, slow={
     'blind2-web-model-graph-only', 'blind2-web-modelproto-not-path', 'blind2-web-names-not-graph-meta',
     'blind2-web-nodes-only', 'blind2-web-resave-only', 'blind2-web-strip-fields'
 })
+
+# Blind round 3 (tests/corpus/blind3_lNN.py): measured first, then added; slow ones scored by hand.
+from corpus import add_blind, blind3_l08  # noqa: E402
+
+add_blind(CORPUS, blind3_l08)

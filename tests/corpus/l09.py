@@ -291,3 +291,11 @@ add_blind(CORPUS, blind2_l09, slow={
     'blind2-gen-repeat-first-token', 'blind2-gen-returns-prompt-too', 'blind2-gen-sampling',
     'blind2-gen-stale-prompt-past', 'blind2-gen-whole-sequence-with-past'
 })
+
+# Blind round 3 (tests/corpus/blind3_lNN.py): measured first, then added; slow ones scored by hand.
+from corpus import add_blind, blind3_l09  # noqa: E402
+
+add_blind(CORPUS, blind3_l09, slow={e.name for e in blind3_l09.CORPUS["09.export_dynamic"]}, holes={
+    'blind3-ppl-torch-ce':
+        "torch's cross_entropy does the exercise with exact values: only running the answer where torch cannot be imported would see it",
+})

@@ -386,3 +386,8 @@ from corpus import add_blind, blind2_l10  # noqa: E402
 add_blind(CORPUS, blind2_l10, slow={
     'blind2-iob-fresh-session', 'blind2-iob-ortvalue-prefilled-result'
 })
+
+# Blind round 3 (tests/corpus/blind3_lNN.py): measured first, then added; slow ones scored by hand.
+from corpus import add_blind, blind3_l10  # noqa: E402
+
+add_blind(CORPUS, blind3_l10, slow={e.name for e in blind3_l10.CORPUS["10.to_onnx"]} | {e.name for e in blind3_l10.CORPUS["10.custom_converter"]})
