@@ -94,7 +94,8 @@ course-model: $(STAMP)
 	$(VENV)/bin/labkit course-model --transformer
 
 # PYTHONWARNINGS hides setuptools' 12-line "Editable installation" banner (a note for package authors).
-$(STAMP): pyproject.toml package-lock.json binder/jupyter_server_config.json labkit/lazy_iri.py
+$(STAMP): pyproject.toml package-lock.json labkit/lazy_iri.py binder/lab_config.py binder/jupyter_server_config.json \
+          binder/overrides.json binder/custom.css
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@$(PY) -m pip install --quiet --upgrade "pip>=24"
 	@extra=""; \
@@ -110,9 +111,10 @@ $(STAMP): pyproject.toml package-lock.json binder/jupyter_server_config.json lab
 	@# One kernel in the Launcher: the lessons' "python3", ipykernel's own spec inside .venv (a virtualenv's
 	@# specs come before the user's, and its "python" is this .venv's). binder/jupyter_server_config.json
 	@# hides every other spec and gives kernels CurveZMQ keys (no "running over TCP without encryption").
+	@# binder/lab_config.py installs it with JupyterLab's settings for the course: 88-column code whole at
+	@# 1024x768 with the file browser open (overrides.json, custom.css), no news pop-ups.
 	@rm -rf $(VENV)/share/jupyter/kernels/onnx-lab
-	@mkdir -p $(VENV)/etc/jupyter && cp binder/jupyter_server_config.json $(VENV)/etc/jupyter/
-	@mkdir -p $(VENV)/share/jupyter/lab/settings && cp binder/overrides.json $(VENV)/share/jupyter/lab/settings/
+	@$(PY) binder/lab_config.py
 	@touch $(STAMP)
 	@echo "ONNX Lab is installed in $(VENV)."
 

@@ -194,6 +194,10 @@ def test_binder_env_is_consistent(binder_env):
     server = json.loads((binder_env["venv"] / "etc/jupyter/jupyter_server_config.json").read_text())
     for section, values in json.loads((BINDER / "jupyter_server_config.json").read_text()).items():
         assert server.get(section, {}).items() >= values.items(), f"postBuild did not install {section}"
+    # ...and custom.css (a narrower left panel: 88-column code at 1024 px), where the server serves it from
+    css = binder_env["venv"] / "etc/jupyter/custom/custom.css"
+    assert css.is_file() and css.read_text() == (BINDER / "custom.css").read_text()
+    assert [Path(p).resolve() for p in server["ServerApp"]["tornado_settings"]["static_custom_path"]] == [css.parent.resolve()]
 
 
 @pytest.mark.notebooks

@@ -157,19 +157,25 @@ def _offline(route):
         route.abort()
 
 
-@pytest.fixture(scope="module")
-def lab_page(browser, lab):
-    """One JupyterLab page for the module: loading JupyterLab once saves ~10 s per notebook."""
-    context = browser.new_context(viewport={"width": WIDTH, "height": 900})
+def open_lab(browser, lab: LabServer, workspace: str, viewport: dict) -> tuple:
+    """(context, page, JavaScript errors) of JupyterLab in a fresh layout (workspace `workspace`, reset)."""
+    context = browser.new_context(viewport=viewport)
     context.set_default_timeout(60_000)
     context.route("**/*", _offline)
     pg = context.new_page()
     errors: list[str] = []
     pg.on("pageerror", lambda e: errors.append(str(e)))
-    pg.goto(f"{lab.url}lab/workspaces/browser-tests?reset&token={lab.token}")
+    pg.goto(f"{lab.url}lab/workspaces/{workspace}?reset&token={lab.token}")
     pg.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell && window.jupyterapp.started !== undefined",
                          timeout=180_000)
     pg.evaluate("async () => { await window.jupyterapp.started; await window.jupyterapp.restored; }")
+    return context, pg, errors
+
+
+@pytest.fixture(scope="module")
+def lab_page(browser, lab):
+    """One JupyterLab page for the module: loading JupyterLab once saves ~10 s per notebook."""
+    context, pg, errors = open_lab(browser, lab, "browser-tests", {"width": WIDTH, "height": 900})
     pg.evaluate("() => { if (!window.jupyterapp.shell.leftCollapsed) window.jupyterapp.shell.collapseLeft(); }")
     yield pg, errors
     context.close()
@@ -730,6 +736,104 @@ def test_quiz_clicks_are_saved_reopened_and_graded(page, lab, tmp_path):
     with open(out / "grades.csv", newline="") as f:
         row = next(r for r in csv.DictReader(f) if r["exercise"] == quiz_id)
     assert row["status"] == "passed" and float(row["points"]) == float(row["max_points"]) == get(quiz_id).points, row
+
+
+# ------------------------------------------------------------------ code at 1024x768, the file browser open
+
+LAPTOP = {"width": 1024, "height": 768}
+TALL = 3000
+
+
+def _widest_lesson() -> Path:
+    """The solution with the most code lines of 85 to 88 characters (88 is [tool.ruff]'s line-length)."""
+    def wide(path: Path) -> int:
+        nb = nbformat.read(path, as_version=4)
+        return sum(85 <= len(line) <= 88 for c in nb.cells if c.cell_type == "code" for line in c.source.splitlines())
+    return max(SOLUTIONS, key=wide)
+
+
+# Every line of every code cell's editor: the right edge of its text against the editor's visible right
+# edge, and the editor's own overflow (a horizontal scrollbar under the cell). Also how many characters
+# fit, from the width of the longest ASCII line, and how wide the file browser is.
+CODE_FIT = """async (sel) => {
+  const cut = []; const sideways = []; const lengths = []; let widest = null;
+  const scrollers = Array.from(document.querySelectorAll(sel + ' .jp-CodeCell .jp-InputArea .cm-scroller'));
+  for (const [cell, scroller] of scrollers.entries()) {
+    // CodeMirror draws only the lines near the window: bring each editor into view first
+    scroller.scrollIntoView({block: 'start'});
+    await new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)));
+    const right = scroller.getBoundingClientRect().left + scroller.clientWidth;
+    if (scroller.scrollWidth > scroller.clientWidth + 1)
+      sideways.push(`code cell ${cell + 1}: ${scroller.scrollWidth} px in ${scroller.clientWidth} px`);
+    for (const line of scroller.querySelectorAll('.cm-line')) {
+      const text = line.textContent;
+      lengths.push(text.length);
+      if (!text.length) continue;
+      const range = document.createRange(); range.selectNodeContents(line);
+      const r = range.getBoundingClientRect();
+      if (r.right > right + 0.5)
+        cut.push(`code cell ${cell + 1}, ${text.length} chars, ${Math.round(r.right - right)} px cut: ${text.trim().slice(0, 50)}`);
+      if (/^[\\x20-\\x7e]+$/.test(text) && (!widest || text.length > widest.chars))
+        widest = {chars: text.length, width: r.width, room: right - r.left};
+    }
+  }
+  const browser = document.getElementById('filebrowser');
+  const editor = scrollers.length ? getComputedStyle(scrollers[0]) : null;
+  return {cut, sideways, lengths, editors: scrollers.length, font: editor && editor.fontSize,
+          char_px: widest && widest.width / widest.chars, fit: widest && Math.floor(widest.room / (widest.width / widest.chars)),
+          file_browser: browser && browser.checkVisibility() ? Math.round(browser.getBoundingClientRect().width) : 0,
+          scrollbar: (o => o ? o.offsetWidth - o.clientWidth : null)(document.querySelector(sel + ' .jp-WindowedPanel-outer'))};
+}"""
+
+
+@pytest.fixture
+def laptop_page(browser, lab):
+    """JupyterLab at 1024x768 as a learner first sees it (a fresh layout: the file browser open), in a
+    Chromium that draws scrollbars as a desktop one does: Playwright starts headless Chromium with
+    --hide-scrollbars, which gives a notebook the 15 px its vertical scrollbar takes on screen."""
+    desktop = browser.browser_type.launch(executable_path=chromium(), args=CHROMIUM_ARGS, headless=True,
+                                          ignore_default_args=["--hide-scrollbars"])
+    try:
+        context, pg, errors = open_lab(desktop, lab, "laptop", LAPTOP)
+        pg.console_errors = errors
+        yield pg
+        close_notebooks(pg)
+        context.close()
+    finally:
+        desktop.close()
+        lab.shutdown_kernels()
+
+
+def test_every_code_line_fits_1024px_with_the_file_browser_open(laptop_page, lab):
+    """The lesson with the most 85-88-character code lines, opened (not run) at 1024x768 with the file
+    browser open: no line of any code cell runs past its editor's visible edge or makes it scroll sideways.
+    The layout is what `make lab` and Binder install from binder/ (overrides.json, custom.css)."""
+    page = laptop_page
+    lesson = _widest_lesson()
+    open_notebook(page, lab, f"solutions/{lesson.name}")
+    # CodeMirror draws only the lines near the window, and a cell of 60 lines is taller than 768 px: measured
+    # 1024 px wide and 3000 px high, where each editor scrolled into view is drawn whole. The width is the
+    # same as at 768 px high while the notebook still scrolls (its scrollbar takes its room: checked below).
+    page.set_viewport_size({"width": LAPTOP["width"], "height": TALL})
+    page.wait_for_timeout(500)   # fonts and the editors' measurements settle
+    found = page.evaluate(CODE_FIT, CURRENT)
+    page.set_viewport_size(LAPTOP)
+    shot = screenshot(page, f"laptop-1024-{lesson.stem}", width=LAPTOP["width"])
+    nb = nbformat.read(lesson, as_version=4)
+    lengths = sorted(len(line) for c in nb.cells if c.cell_type == "code" for line in c.source.split("\n"))
+    assert found["file_browser"] > 0, "the file browser is not open in a fresh layout"
+    assert found["scrollbar"] > 0, f"{lesson.name} is shorter than {TALL} px: no scrollbar took its room"
+    assert sorted(found["lengths"]) == lengths, \
+        f"the page shows {len(found['lengths'])} code lines, the notebook has {len(lengths)}: not every editor is measured"
+    summary = (f"{lesson.stem}: {found['fit']} characters fit at {found['font']} ({found['char_px']:.2f} px each), "
+               f"file browser {found['file_browser']} px, scrollbar {found['scrollbar']} px -> {shot.relative_to(ROOT)}")
+    print(summary)
+    assert not found["cut"] and not found["sideways"], (
+        f"{summary}\n{len(found['cut'])} code lines cut, {len(found['sideways'])} code cells scroll sideways at "
+        "1024 px (after changing binder/, `make .venv/.labkit-installed` installs it):\n- "
+        + "\n- ".join(found["cut"][:12] + found["sideways"][:3]))
+    assert found["fit"] >= 88, summary
+    assert not page.console_errors, f"JavaScript errors in the page: {page.console_errors[:3]}"
 
 
 # ------------------------------------------------------------------ lesson 08: the link after Run All, your own browser

@@ -22,3 +22,30 @@ def test_one_kernel_and_encrypted_transport():
 def test_every_notebook_names_the_allowed_kernel(path):
     spec = json.loads(path.read_text())["metadata"].get("kernelspec", {})
     assert spec.get("name") in CONFIG["KernelSpecManager"]["allowed_kernelspecs"], spec
+
+
+def test_lab_config_installs_the_layout_for_1024px(tmp_path):
+    """binder/lab_config.py (`make lab`'s install, binder/postBuild) puts custom.css where the server
+    serves it, turns custom CSS on, keeps what the environment's config already held, and installs the
+    12 px code font (no smaller: 12 px is the floor for readable code). tests/test_browser.py measures
+    the result at 1024x768."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("lab_config", ROOT / "binder" / "lab_config.py")
+    lab_config = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(lab_config)
+    etc = tmp_path / "etc" / "jupyter"
+    etc.mkdir(parents=True)
+    (etc / "jupyter_server_config.json").write_text(json.dumps({"ServerApp": {"ip": "0.0.0.0"}}))
+    lab_config.install(tmp_path)
+
+    config = json.loads((etc / "jupyter_server_config.json").read_text())
+    assert config["ServerApp"]["ip"] == "0.0.0.0", "the environment's own config was dropped"
+    assert config["LabApp"]["custom_css"] is True
+    assert config["ServerApp"]["tornado_settings"]["static_custom_path"] == [str(etc / "custom")]
+    assert (etc / "custom" / "custom.css").read_text() == (ROOT / "binder" / "custom.css").read_text()
+    assert "--jp-sidebar-min-width" in (etc / "custom" / "custom.css").read_text()
+    overrides = json.loads((tmp_path / "share" / "jupyter" / "lab" / "settings" / "overrides.json").read_text())
+    cell = overrides["@jupyterlab/notebook-extension:tracker"]["codeCellConfig"]
+    assert cell["customStyles"]["fontSize"] >= 12
+    assert cell["lineWrap"] is False, "a wrapped line would hide a line that does not fit instead of showing it"
