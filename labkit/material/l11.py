@@ -104,7 +104,14 @@ def _guarded_binding_class():
         """An IOBinding that lets the cache move only from one run's outputs to the next run's inputs."""
 
         def __init__(self, session):
-            super().__init__(session)
+            device_only = session._sess
+            session._sess = device_only.c_session  # the binding itself needs the C session
+            try:
+                super().__init__(session)
+            finally:
+                session._sess = device_only
+            self._session = device_only  # what run_with_iobinding compares with the session's own
+            device_only.bindings.add(id(self._iobinding))
             self._owner = session
             self.output_order: list[str] = []  # get_outputs() follows the order outputs were first bound
 
@@ -151,6 +158,29 @@ def _guarded_binding_class():
     return GuardedBinding
 
 
+class _DeviceOnly:
+    """The C session under a DeviceDecoder, as `session._sess` shows it: it runs only the session's own
+    guarded binding, so neither `InferenceSession.run(session, ...)`, nor `session._sess.run(...)`, nor an
+    `ort.IOBinding(session)` built past `io_binding()` can send the cache through the host. (Python
+    objects can still be dug out; a process of its own is the boundary that holds against that.)"""
+
+    def __init__(self, c_session):
+        self.c_session, self.bindings = c_session, set()
+
+    def run_with_iobinding(self, c_binding, run_options=None):
+        if id(c_binding) not in self.bindings:
+            raise RuntimeError("only a binding from this session's io_binding() runs it")
+        return self.c_session.run_with_iobinding(c_binding, run_options)
+
+    def run(self, *args, **kwargs):
+        raise RuntimeError("run() copies the cache to the device and back at every step")
+
+    run_async = run_with_ort_values = run_with_ortvaluevector = run
+
+    def __getattr__(self, name):  # metadata, providers, OrtValue allocation
+        return getattr(self.c_session, name)
+
+
 @functools.cache
 def _device_decoder_class():
     import onnxruntime as ort
@@ -161,6 +191,7 @@ def _device_decoder_class():
         def __init__(self, model_bytes: bytes):
             super().__init__(model_bytes, webgpu_options())
             self._model_bytes = None  # ONNX Runtime keeps the bytes; the C++ session is the only copy
+            self._sess = _DeviceOnly(self._sess)
             self._left: dict[str, int] = {}
             self.runs = 0
 

@@ -337,11 +337,4 @@ add_blind(CORPUS, l11_blind)
 # Blind round 3 (tests/corpus/blind3_lNN.py): measured first, then added; slow ones scored by hand.
 from corpus import add_blind, blind3_l11  # noqa: E402
 
-add_blind(CORPUS, blind3_l11, holes={
-    'blind3-dd-base-class-run':
-        "InferenceSession.run called on the class bypasses the session's refusal and the tokens are right: the cache's round trips are visible only from a process the answer cannot reach",
-    'blind3-dd-c-session':
-        'the C session under it (session._sess) bypasses the refusal, tokens right',
-    'blind3-dd-plain-iobinding':
-        'ort.IOBinding(session) built directly bypasses the guarded binding, tokens right',
-})
+add_blind(CORPUS, blind3_l11)
