@@ -95,12 +95,16 @@ class SpreadLongTests:
 BLIND_ROUND_3 = "-blind3-"
 HEAVY = (
     *(f"tests/test_corpus.py::test_corpus_entry_scores_by_the_rule[{ex}-" for ex in (
-        "03.dynamic_batch", "07.ort_file", "08.web_model", "09.export_dynamic", "09.generate",
+        "03.dynamic_batch", "03.raw_input", "03.custom_op", "07.ort_file", "08.web_model", "09.export_dynamic", "09.generate",
         "10.custom_converter", "10.to_onnx", "11.device_decode", "11.placement")),
-    "tests/test_l07.py::test_ort_file_other_weights_fail",
+    "tests/test_l07.py::test_ort_file_",  # a conversion to ORT format in their fixture (5 s)
+    "tests/test_l11.py::test_decoder_on_webgpu_decodes_as_the_cpu",  # the WebGPU shaders' first compile (5 s)
     "tests/test_l08.py::test_wrong_answers_get_precise_messages[08.web_model-",
     "tests/test_l08.py::test_answers_survive_the_grader_round_trip",  # exports the web model (8 s)
     "tests/test_l09.py::test_bad_returns_fail_with_a_message[09.generate-",  # the first pays an export (10 s)
+    "tests/test_l09.py::test_generate_without_the_cache_is_named",  # the decoder's export again (12 s)
+    "tests/test_l09.py::test_decoder_session_is_a_real_session_that_keeps_its_rule",
+    "tests/test_kernel_server.py::test_reused_torchlib_list_changes_no_export",  # two exports (6 s)
     "tests/test_l09.py::test_course_model_command_retrains_the_transformer",
     "tests/test_l09.py::test_hostile_answers_give_a_result[",
     "tests/test_l09.py::test_export_for_genai_runs_in_genai_with_the_same_tokens",
