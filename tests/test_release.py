@@ -153,7 +153,7 @@ CHECKS = """
 import json, numpy as np, labkit
 key, wrong = json.loads(KEY), json.loads(WRONG)
 out = {
-    "relu right": labkit.check("00.relu", lambda x: np.where(x > 0, x, 0 * x)),
+    "relu right": labkit.check("00.relu", lambda x: np.where(x > 0, x, np.zeros_like(x))),
     "relu wrong": labkit.check("00.relu", np.abs),
     "relu raises": labkit.check("00.relu", lambda x: x.no_such_thing),
     "quiz key": labkit.check("00.quiz", key),
@@ -186,7 +186,7 @@ def test_blank_lesson_runs_public_checks_answer_and_the_grader_gives_full_marks(
 
     if not sandbox.bwrap_status()[0]:
         pytest.skip("bubblewrap is not usable here: " + sandbox.bwrap_status()[1])
-    answers = {"00.relu": "import numpy as np\ndef relu(x):\n    return np.where(x > 0, x, 0 * x)\n",
+    answers = {"00.relu": "import numpy as np\ndef relu(x):\n    return np.where(x > 0, x, np.zeros_like(x))\n",
                "00.quiz": f"quiz_00 = {key!r}\n"}
     subs = tmp_path / "subs"
     subs.mkdir()
