@@ -50,7 +50,7 @@ TEXT_ALLOWED: dict[str, tuple[set[str], str]] = {
                           "exporter warnings and errors as torch prints them (the lesson's subject), op counts"),
     "04_ort_inference": ({"1008df1c", "l04-09", "l04-29", "l04-18", "l04-34"},
                          "a profile event and provider warnings as ONNX Runtime writes them"),
-    "05_fusion": ({"25db1ed4", "dd59eec3", "702a2055", "506e2934", "c7479840", "6153f7ae", "68397f7f",
+    "05_fusion": ({"25db1ed4", "dd59eec3", "702a2055", "506e2934", "c7479840", "68397f7f",
                    "ae16393e", "26b4fbaf", "815eebc5", "97da8110"},
                   "onnx.printer graphs and op-count dicts before/after fusion"),
     "06_quantization": ({"q06-27-code", "q06-29-code", "q06-35-code",
