@@ -41,6 +41,14 @@ def _real() -> types.ModuleType:
         raise
 
 
+def _forward(name: str):
+    """A name of the real module; a probe for a dunder it lacks (`hasattr(m, "__wrapped__")`, as
+    tools that walk `sys.modules` do) answers no without importing it."""
+    if name.startswith("__") and name.endswith("__"):
+        raise AttributeError(name)
+    return getattr(_real(), name)
+
+
 def install() -> None:
     """Put the stand-in in sys.modules, when rfc3987_syntax is installed and not yet imported."""
     if NAME in sys.modules:
@@ -51,8 +59,9 @@ def install() -> None:
     stand_in = types.ModuleType(NAME, "Stand-in that imports rfc3987_syntax on first use (labkit.lazy_iri).")
     stand_in.__labkit_stand_in__ = True
     stand_in.__path__ = list(spec.submodule_search_locations or [])  # a submodule import still works
+    stand_in.__file__ = spec.origin  # ipykernel lists every module's __file__ at each kernel start
     stand_in.is_valid_syntax = lambda term, value: _real().is_valid_syntax(term, value)
-    stand_in.__getattr__ = lambda name: getattr(_real(), name)
+    stand_in.__getattr__ = _forward
     sys.modules[NAME] = stand_in
 
 
