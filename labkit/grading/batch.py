@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Callable
 import nbformat
 
 from ..assign import lesson_version, make_lesson
-from ..cells import cell_source
+from ..cells import cell_source, cell_tags
 from . import judge
 from .forkserver import KernelServer, SandboxSpec, warm_plan
 from .jobs import Job, Outcome, Settings
@@ -346,7 +346,9 @@ def prepare_machine(settings: Settings, lesson: Lesson, protection: Sandbox, tmp
     plan. Returns it and the bundle hash it gives."""
     load_extra_tests(settings.extra)
     spec, bundle = prepare_run(settings, lesson, protection, settings.seed, tmp_root)
-    warm = warm_plan([cell_source(c) for c in lesson.solution.get("cells", []) if c.get("cell_type") == "code"])
+    graded = [c for c in lesson.solution.get("cells", [])
+              if c.get("cell_type") == "code" and "skip-grading" not in cell_tags(c)]  # what runs (rebuild)
+    warm = warm_plan([cell_source(c) for c in graded])
     return Machine(lesson.exercises, spec, str(tmp_root), warm), bundle
 
 
