@@ -125,7 +125,24 @@ def test_rebuild_stages_find_answers_and_note_changes():
                                 "1 code cell you added above this exercise was not run (only answer cells are graded)"]
 
 
-# ---------------------------------------------------------------- batch: the stages before the pool
+
+def test_rebuild_stops_at_the_last_check_cell():
+    """Cells after the last check cell can change no grade: they are not run (nor noted as edited)."""
+    cells = [{"cell_type": "code", "source": "a = 1", "id": "s1", "metadata": {}},
+             {"cell_type": "code", "source": "ans", "id": "s2", "metadata": {"tags": ["answer:00.relu"]}},
+             {"cell_type": "code", "source": "chk", "id": "s3", "metadata": {"tags": ["check:00.relu"]}},
+             {"cell_type": "markdown", "source": "Optional", "id": "m4", "metadata": {}},
+             {"cell_type": "code", "source": "slow_demo()", "id": "s5", "metadata": {"tags": ["optional"]}}]
+    run, used = rebuild.cells_to_run(cells, {}, rebuild.index_submission(cells), {"00.relu": []}, {})
+    assert [(c.source, c.role) for c in run] == [("a = 1", "code"), ("ans", "answer"), ("chk", "check")]
+    assert used == {1}
+    edited = [*cells[:4], dict(cells[4], source="my_own_demo()")]
+    notes = {"00.relu": []}
+    rebuild.note_changed_cells(cells, {}, rebuild.index_submission(edited), rebuild.next_exercise(cells, ["00.relu"]),
+                               notes)
+    assert notes == {"00.relu": []}
+    no_check = rebuild.cells_to_run(cells[:2], {}, rebuild.index_submission(cells), {"00.relu": []}, {})[0]
+    assert [c.source for c in no_check] == ["a = 1", "ans"]  # no check cell at all: everything runs
 
 
 def test_batch_output_folder_is_checked(tmp_path):

@@ -78,12 +78,14 @@ def next_exercise(sol_cells: list[dict], ex_order: list[str]) -> list[str]:
 
 def cells_to_run(sol_cells: list[dict], blank_src: dict[str, str], sub: Submitted, notes: dict[str, list[str]],
                  missing: dict[str, str]) -> tuple[list[RunCell], set[int]]:
-    """The instructor's code cells in order, each answer cell replaced by the learner's; also the
-    positions of the submission cells used (so they are not reported as added)."""
+    """The instructor's code cells in order, each answer cell replaced by the learner's, up to the last
+    check cell (what follows it can change no grade: lesson 09's optional measurements were 40% of
+    its graded run); also the positions of the submission cells used (so they are not reported as added)."""
     run: list[RunCell] = []
     used: set[int] = set()
     parameters_done = False
-    for i, c in enumerate(sol_cells):
+    last_check = max((i for i, c in enumerate(sol_cells) if exercise_tag(c, "check")), default=len(sol_cells))
+    for i, c in enumerate(sol_cells[:last_check + 1]):
         if c.get("cell_type") != "code":
             continue
         tags = cell_tags(c)
@@ -131,11 +133,13 @@ def note_changed_cells(sol_cells: list[dict], blank_src: dict[str, str], sub: Su
     """Note the instructor cells the learner deleted or edited (the originals ran); returns the
     solution's cell ids."""
     sol_ids = set()
+    last_check = max((i for i, c in enumerate(sol_cells) if exercise_tag(c, "check")), default=len(sol_cells))
     for i, c in enumerate(sol_cells):
         cid = c.get("id")
         if cid:
             sol_ids.add(cid)
-        if c.get("cell_type") != "code" or exercise_tag(c, "answer") or "skip-grading" in cell_tags(c):
+        if c.get("cell_type") != "code" or exercise_tag(c, "answer") or "skip-grading" in cell_tags(c) \
+                or i > last_check:  # not run (cells_to_run): an edit there changes nothing
             continue
         theirs = sub.cells[sub.by_id[cid]] if isinstance(cid, str) and cid in sub.by_id else None
         role = "check cell" if exercise_tag(c, "check") else "cell"
