@@ -1,6 +1,7 @@
 """Every lesson through the real grader (sandbox, warm kernel server, verdict process): its solution
 gets full marks, its blank lesson zero, and the grader's rebuild of the solution (the instructor's
-notebook with the learner's answer cells, skip-grading cells dropped) raises nowhere outside the
+notebook with the learner's answer cells, skip-grading cells and those after the last check cell
+dropped) raises nowhere outside the
 answer cells — a normal cell that needs a name only a skip-grading cell defines fails here, named.
 The in-kernel tests cannot see what only the sandbox changes (read-only inputs, no network, another
 uid, an emptied /tmp). The blank lesson's run stands in for a learner's Run All of the fresh lesson:
