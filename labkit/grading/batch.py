@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Callable
 import nbformat
 
 from ..assign import lesson_version, make_lesson
-from ..cells import cell_source, cell_tags
 from . import judge
 from .forkserver import KernelServer, SandboxSpec, warm_plan
 from .jobs import Job, Outcome, Settings
@@ -346,9 +345,7 @@ def prepare_machine(settings: Settings, lesson: Lesson, protection: Sandbox, tmp
     plan. Returns it and the bundle hash it gives."""
     load_extra_tests(settings.extra)
     spec, bundle = prepare_run(settings, lesson, protection, settings.seed, tmp_root)
-    graded = [c for c in lesson.solution.get("cells", [])
-              if c.get("cell_type") == "code" and "skip-grading" not in cell_tags(c)]  # what runs (rebuild)
-    warm = warm_plan([cell_source(c) for c in graded])
+    warm = warm_plan([c.source for c in build_run(lesson, lesson.solution).cells])  # what a submission runs
     return Machine(lesson.exercises, spec, str(tmp_root), warm), bundle
 
 

@@ -76,6 +76,11 @@ def next_exercise(sol_cells: list[dict], ex_order: list[str]) -> list[str]:
     return next_ex
 
 
+def last_check_cell(sol_cells: list[dict]) -> int:
+    """Position of the solution's last check cell: nothing after it runs in grading (no grade depends on it)."""
+    return max((i for i, c in enumerate(sol_cells) if exercise_tag(c, "check")), default=len(sol_cells))
+
+
 def cells_to_run(sol_cells: list[dict], blank_src: dict[str, str], sub: Submitted, notes: dict[str, list[str]],
                  missing: dict[str, str]) -> tuple[list[RunCell], set[int]]:
     """The instructor's code cells in order, each answer cell replaced by the learner's, up to the last
@@ -84,7 +89,7 @@ def cells_to_run(sol_cells: list[dict], blank_src: dict[str, str], sub: Submitte
     run: list[RunCell] = []
     used: set[int] = set()
     parameters_done = False
-    last_check = max((i for i, c in enumerate(sol_cells) if exercise_tag(c, "check")), default=len(sol_cells))
+    last_check = last_check_cell(sol_cells)
     for i, c in enumerate(sol_cells[:last_check + 1]):
         if c.get("cell_type") != "code":
             continue
@@ -133,7 +138,7 @@ def note_changed_cells(sol_cells: list[dict], blank_src: dict[str, str], sub: Su
     """Note the instructor cells the learner deleted or edited (the originals ran); returns the
     solution's cell ids."""
     sol_ids = set()
-    last_check = max((i for i, c in enumerate(sol_cells) if exercise_tag(c, "check")), default=len(sol_cells))
+    last_check = last_check_cell(sol_cells)
     for i, c in enumerate(sol_cells):
         cid = c.get("id")
         if cid:
