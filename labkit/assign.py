@@ -155,6 +155,8 @@ def learner_module(lesson: str, exercises: list[Exercise]) -> str:
         out += ["", f"declare({ex.id!r}, title={ex.title!r}, points={_points(ex.points)}, kind={ex.kind!r}"]
         if ex.bonus:
             out[-1] += ", bonus=True"
+        if ex.tools:
+            out[-1] += f", tools={ex.tools!r}"
         if ex.hints:
             out[-1] += ", hint=["
             out += [f"    {h!r}," for h in ex.hints] + ["]"]

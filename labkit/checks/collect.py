@@ -7,60 +7,23 @@ because the kernel can import neither the judges nor the seed. Nothing here impo
 """
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import signal
-import threading
 from pathlib import Path
 from typing import Any, Callable
 
-import numpy as np
-
 from .. import plain
-from ..plain import NotPlain, OnnxBlob, Raised
+from ..plain import NotPlain, OnnxBlob
+from .calls import NotAttempted, call_each, exc_message
+from .confine import call_confined
 from .registry import Exercise
-from ..text import exception_text, for_beginners
 
-#: seconds a learner's function may run on one test input before it is stopped
-FUNCTION_TIME_LIMIT = 60
+__all__ = ["COLLECT_ENV", "INPUTS_ENV", "NotAttempted", "collect", "exc_message", "grading_inputs",
+           "record_for_grader", "Recorded"]
+
 #: environment of a graded kernel: where answers are recorded, where the test inputs are
 COLLECT_ENV = "LABKIT_COLLECT_DIR"
 INPUTS_ENV = "LABKIT_INPUTS_DIR"
-
-
-class NotAttempted(Exception):
-    """The answer is still the stub (None, `...`, or a function raising NotImplementedError)."""
-
-
-class _TimeLimit(Exception):
-    pass
-
-
-@contextlib.contextmanager
-def _time_limit(seconds: float):
-    """Stop a learner's function after `seconds` (main thread on Unix; otherwise no limit)."""
-    usable = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
-    if not usable or not seconds:
-        yield
-        return
-
-    def on_alarm(signum, frame):
-        raise _TimeLimit()
-
-    old = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
-
-
-def exc_message(e: BaseException) -> str:
-    """`TypeName: first line of the message` (no colour codes, cut at a word), with the real cause when
-    `e` wraps another exception (an exporter's error around the learner's own mistake)."""
-    return exception_text(e, 360)
 
 
 def _onnx_bytes(answer: Any) -> OnnxBlob:
@@ -76,34 +39,6 @@ def _onnx_bytes(answer: Any) -> OnnxBlob:
     raise NotPlain(f"{plain.describe(answer)}; expected a path to an .onnx file or an onnx.ModelProto")
 
 
-def _fingerprint(x: Any, depth: int = 0) -> Any:
-    """What a caller would see of an argument: arrays (dtype, shape, bytes), ONNX models (their bytes), and
-    lists, tuples and dicts of them; None for objects that are not data (sessions, modules...)."""
-    if depth > 20:
-        return None
-    if isinstance(x, np.ndarray):
-        return ("array", x.dtype.str, x.shape, x.tobytes())
-    if type(x).__name__ == "ModelProto" and hasattr(x, "SerializeToString"):
-        return ("onnx", x.SerializeToString(deterministic=True))
-    if isinstance(x, (list, tuple)):
-        return (type(x).__name__, tuple(_fingerprint(v, depth + 1) for v in x))
-    if isinstance(x, dict):
-        return ("dict", tuple((repr(k), _fingerprint(v, depth + 1)) for k, v in x.items()))
-    if x is None or isinstance(x, (bool, int, float, str, bytes)):
-        return ("value", x)
-    return None
-
-
-def changed_argument(before: list, args: tuple) -> str | None:
-    """Which argument a call changed in place ("argument 1, the ONNX model"), or None: the caller's data
-    must come back as it went in (a function that edits the model it was given breaks its caller's copy)."""
-    for i, (fp, arg) in enumerate(zip(before, args)):
-        if fp is not None and _fingerprint(arg) != fp:
-            what = "the ONNX model" if fp[0] == "onnx" else "the array" if fp[0] == "array" else plain.describe(arg)
-            return f"argument {i + 1}, {what}"
-    return None
-
-
 def collect(ex: Exercise, answer: Any, inputs: Callable[[], list[tuple]] | None = None) -> Any:
     """Reduce `answer` to plain data for `ex`. Raises NotAttempted or NotPlain.
 
@@ -116,31 +51,9 @@ def collect(ex: Exercise, answer: Any, inputs: Callable[[], list[tuple]] | None 
             raise NotPlain(f"{plain.describe(answer)}; expected a function")
         if inputs is None:
             raise TypeError(f"{ex.id}: a function exercise is collected on its test inputs (inputs=)")
-        outputs, forms = [], []
-        for args in inputs():
-            kind = ""
-            try:
-                call_args = plain.materialize(tuple(args))
-                before = [_fingerprint(a) for a in call_args]
-                with _time_limit(FUNCTION_TIME_LIMIT):
-                    out = answer(*call_args)
-                kind = plain.form(out)
-                out = plain.to_plain(out)
-                changed = changed_argument(before, call_args)
-                if changed:
-                    out = Raised(f"changed what it was given in place ({changed}): the caller's copy must stay as "
-                                 "it was — work on a copy (copy.deepcopy, or ModelProto.CopyFrom) and return that")
-            except NotImplementedError:
-                raise NotAttempted() from None
-            except _TimeLimit:
-                out = Raised(f"took longer than {FUNCTION_TIME_LIMIT} s (an endless loop?)")
-            except NotPlain as e:
-                out = Raised(f"returned {e}, which is not a number, array, list, dict or string")
-            except Exception as e:  # the learner's bug: report it, never raise it
-                out = Raised(f"raised {for_beginners(e, exc_message(e))}")
-            outputs.append(out)
-            forms.append("" if isinstance(out, Raised) else kind)
-        return plain.Outputs(outputs, forms)
+        if ex.tools:
+            return call_confined(answer, inputs(), ex.tools)
+        return call_each(answer, inputs())
     if ex.kind == "onnx":
         return _onnx_bytes(answer)
     if ex.kind == "quiz" and isinstance(answer, dict) and all(v is None for v in answer.values()):

@@ -10,7 +10,7 @@ the seed, and the judge compares everything a caller would notice.
   NumPy integer; a list, not a tuple; a ModelProto, not bytes), read from what the learner side recorded
   (`plain.Outputs.forms`), since plain data merges those forms.
 
-That a function leaves its arguments as they were is checked where it runs (`collect.changed_argument`):
+That a function leaves its arguments as they were is checked where it runs (`calls.changed_argument`):
 an answer that changes them comes back as `Raised`, so every judge sees it.
 """
 from __future__ import annotations

@@ -70,7 +70,7 @@ def _spec_source(id: str) -> str:
 
 def exercise(id: str, *, title: str, points: float, kind: str, hint: Sequence[str], tests: Sequence[str],
              skill: Sequence[str], cases: Callable[[int], list[tuple]] | None = None,
-             bonus: bool = False) -> Callable[[Callable], Callable]:
+             bonus: bool = False, tools: Sequence[str] = ()) -> Callable[[Callable], Callable]:
     """The one spec of exercise `id`, on its judge `fn(answer, seed)` (a decorator).
 
     `title`, `points`, `kind` ("function", "value" or "onnx") and `hint` (a list of one-line steps: the
@@ -79,7 +79,9 @@ def exercise(id: str, *, title: str, points: float, kind: str, hint: Sequence[st
     does not yield counts as failed). `skill`: the tests that *are* the exercise (outputs on unseen
     inputs, or the property the exercise teaches); failing any caps the points at half. The judge may
     also yield `DidNotDo(message)`. `bonus=True`: the exercise sits in a part the lesson calls optional, and
-    its points count on top of the lesson's maximum (which is what the core asks)."""
+    its points count on top of the lesson's maximum (which is what the core asks). `tools=("numpy",)`: a function
+    answer runs where only these and the standard library import (`confine`): the skill is the arithmetic,
+    and a library that does it is a shortcut."""
     if kind == "quiz":
         raise ValueError(f"{id}: a quiz is specified with quiz(), not @exercise")
     if (kind == "function") != (cases is not None):
@@ -89,7 +91,7 @@ def exercise(id: str, *, title: str, points: float, kind: str, hint: Sequence[st
         raise ValueError(f"{id}: tests= must list distinct test names")
     if not skill or not set(skill) <= set(tests):
         raise ValueError(f"{id}: skill= must name at least one of its tests (the ones that are the exercise)")
-    ex = register(make_exercise(id, title=title, points=points, kind=kind, hint=hint, bonus=bonus),
+    ex = register(make_exercise(id, title=title, points=points, kind=kind, hint=hint, bonus=bonus, tools=tools),
                   _spec_source(id))
 
     def deco(fn: Callable) -> Callable:

@@ -47,6 +47,7 @@ class Exercise:
     hint: str = ""          # the hint's steps, one per line (see `hints`)
     questions: tuple[Question, ...] = ()
     bonus: bool = False     # in a part the lesson calls optional: scored outside the lesson's maximum
+    tools: tuple[str, ...] = ()  # a function answer runs where only these import (`confine`); () anywhere
 
     @property
     def lesson(self) -> str:
@@ -75,7 +76,8 @@ def _hint_text(hint: str | Sequence[str], id: str) -> str:
 
 
 def make_exercise(id: str, *, title: str, points: float, kind: str, hint: str | Sequence[str] = "",
-                  questions: Sequence[Question] = (), bonus: bool = False) -> Exercise:
+                  questions: Sequence[Question] = (), bonus: bool = False,
+                  tools: Sequence[str] = ()) -> Exercise:
     """A validated Exercise (learner-visible fields only: quiz questions lose their answers)."""
     if not is_exercise_id(id):
         raise ValueError(f"exercise id {id!r} must look like '01.name'")
@@ -87,8 +89,11 @@ def make_exercise(id: str, *, title: str, points: float, kind: str, hint: str | 
         raise ValueError(f"{id}: a quiz needs questions with distinct keys")
     if not isinstance(bonus, bool):
         raise ValueError(f"{id}: bonus= is True or False")
+    tools = tuple(tools)
+    if tools and (kind != "function" or not all(isinstance(t, str) and t.isidentifier() for t in tools)):
+        raise ValueError(f"{id}: tools= names the modules a function answer may import")
     return Exercise(id, title, float(points), kind, _hint_text(hint, id), tuple(q.public() for q in questions),
-                    bonus)
+                    bonus, tools)
 
 
 def register(ex: Exercise, source: str) -> Exercise:
@@ -96,7 +101,7 @@ def register(ex: Exercise, source: str) -> Exercise:
     first, the other must agree with it, else the generated module is stale (`source` says which)."""
     old = REGISTRY.get(ex.id)
     if old is not None and old != ex:
-        diff = [f for f in ("title", "points", "kind", "hint", "questions", "bonus") if getattr(old, f) != getattr(ex, f)]
+        diff = [f for f in ("title", "points", "kind", "hint", "questions", "bonus", "tools") if getattr(old, f) != getattr(ex, f)]
         raise ValueError(f"{ex.id}: {source} disagrees with what was loaded before ({', '.join(diff)}): "
                          f"labkit/exercises/l{ex.lesson}.py is stale, run `labkit assign`")
     REGISTRY[ex.id] = ex
@@ -104,13 +109,13 @@ def register(ex: Exercise, source: str) -> Exercise:
 
 
 def declare(id: str, *, title: str, points: float, kind: str, hint: Sequence[str] = (),
-            questions: Sequence[Question] = (), bonus: bool = False) -> Exercise:
+            questions: Sequence[Question] = (), bonus: bool = False, tools: Sequence[str] = ()) -> Exercise:
     """Register an exercise on the learner side: what `labkit assign` writes in labkit/exercises/lNN.py
     from the spec (never written by hand). Refuses a quiz question that carries its answer."""
     if any(q.answer or q.why for q in questions):
         raise ValueError(f"{id}: the learner side never holds a quiz's answers")
     return register(make_exercise(id, title=title, points=points, kind=kind, hint=hint, questions=questions,
-                                  bonus=bonus), f"labkit/exercises/l{id[:2]}.py")
+                                  bonus=bonus, tools=tools), f"labkit/exercises/l{id[:2]}.py")
 
 
 def _import_lesson(package: str, lesson: str) -> bool:

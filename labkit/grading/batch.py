@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Callable
 import nbformat
 
 from ..assign import lesson_version, make_lesson
+from ..checks.registry import lesson_exercises
 from . import judge
 from .forkserver import KernelServer, SandboxSpec, warm_plan
 from .jobs import Job, Outcome, Settings
@@ -166,7 +167,9 @@ def sandbox_spec(opts: Options | Settings, protection: Sandbox, inputs: Path, da
     visible = [*sandbox.python_paths(), Path(labkit.__file__).resolve().parent, inputs, data]
     hidden = [Path(labkit_judges.__file__).resolve().parent]
     uid = protection.kernel_uid()
-    pythonpath = protection.prepare(uid, inputs.parent)
+    lesson = str(getattr(opts, "lesson", ""))[:2]
+    confined = tuple(e.id for e in lesson_exercises(lesson) if e.tools) if lesson.isdigit() else ()
+    pythonpath = protection.prepare(uid, inputs.parent, confined)
     return SandboxSpec(limits, protection, tuple(map(str, visible)), tuple(map(str, hidden)),
                        str(inputs), str(data), uid, pythonpath)
 

@@ -29,8 +29,9 @@ class Sandbox:
         """The unprivileged uid kernels run as (a root grader), None for the grader's own uid."""
         return None
 
-    def prepare(self, uid: int | None, tmp_root: Path) -> str:
-        """Ready the machine for kernels of `uid`; returns what they add to their import path ('')."""
+    def prepare(self, uid: int | None, tmp_root: Path, confined: tuple[str, ...] = ()) -> str:
+        """Ready the machine for kernels of `uid`; returns what they add to their import path (''). `confined`:
+        the lesson's exercises whose answers a kernel runs in a Python of its own (`checks.confine`)."""
         return ""
 
     def kernel_tmp(self, work: Path) -> str:

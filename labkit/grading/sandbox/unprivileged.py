@@ -42,8 +42,8 @@ class UnprivilegedUser(Sandbox):
 
         return primitives.KERNEL_UID_BASE if os.geteuid() == 0 else None
 
-    def prepare(self, uid: int | None, tmp_root: Path) -> str:
-        return course_path(uid, tmp_root) if uid is not None else ""
+    def prepare(self, uid: int | None, tmp_root: Path, confined: tuple[str, ...] = ()) -> str:
+        return course_path(uid, tmp_root, confined) if uid is not None else ""
 
     def runs_as(self, uid: int | None) -> int | None:
         return uid if os.geteuid() == 0 else None
@@ -90,9 +90,25 @@ def _readable_copy(src: Path, dest: Path) -> None:
             p.chmod(0o755 if p.is_dir() else 0o444)
 
 
-def course_path(uid: int, tmp_root: Path) -> str:
+def can_start_python(uid: int) -> bool:
+    """Whether a process of uid `uid` with no capability, as a kernel is, can start this Python (a kernel
+    starts one for the exercises of `checks.confine`). Asked as a kernel is made, not through setpriv."""
+    def become() -> None:
+        os.setgroups([])
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)
+
+    try:
+        return subprocess.run([sys.executable, "-I", "-S", "-c", "pass"], preexec_fn=become, cwd="/",
+                              capture_output=True, timeout=60).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+def course_path(uid: int, tmp_root: Path, confined: tuple[str, ...] = ()) -> str:
     """What the kernels of uid `uid` add to their import path ('' when they can import the course as
-    it is); raises GradeError when they cannot run this Python at all."""
+    it is); raises GradeError when they cannot run this Python at all, or cannot start it afresh for the
+    `confined` exercises."""
     import labkit
 
     python = Path(sys.executable)
@@ -108,6 +124,11 @@ def course_path(uid: int, tmp_root: Path) -> str:
         folder = private_folder(missing[0])
         raise GradeError(f"--unprivileged-user: the kernels' uid {uid} cannot read {missing[0]}: {folder} is "
                          "private; " + fix.format(folder=folder))
+    if confined and not can_start_python(uid):
+        folder = private_folder(Path(os.path.realpath(python)))
+        raise GradeError(f"--unprivileged-user: the kernels' uid {uid} cannot start {python} ({folder} is private), "
+                         f"and {', '.join(confined)} run each answer in a Python of its own with NumPy alone; "
+                         + fix.format(folder=folder))
     pkg = Path(labkit.__file__).resolve().parent
     if unreachable(uid, [pkg / "__init__.py"]) == []:
         return ""

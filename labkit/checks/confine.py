@@ -1,0 +1,352 @@
+"""Learner side: call a learner's function where only the skill's tools can be imported.
+
+Some exercises *are* the arithmetic (quantize with the affine mapping, fold BatchNorm, perplexity from
+logits): a library that already does it (`onnx.reference`, `onnxruntime.quantization`,
+`torch.nn.functional`) is a shortcut, not the skill. Such an exercise declares `tools=("numpy",)`, and
+its answer runs in a fresh child process (not a fork: the kernel's loaded modules stay behind) that may
+read only Python's standard library, the tools, cloudpickle and labkit. On Linux the kernel enforces
+that with Landlock (no privileges needed; every protection mode of the grader), so importing a
+library afresh, reaching its files or calling its shared library is refused by the kernel, not by a
+Python hook an answer could remove; the child may not execute programs, open TCP connections or
+signal processes outside itself either. Where Landlock is missing (macOS, Windows, old kernels) only
+an import hook stands in: honest answers see the same, a determined one is not stopped.
+
+The function travels by value (cloudpickle) into the child; only plain data comes back, through files
+read with `allow_pickle=False` (`labkit.plain`), so nothing the child writes can run in the kernel.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+#: bytes of the child's own printing shown under the check (its stdout and stderr, each)
+SHOWN_OUTPUT = 2000
+#: seconds the child may take beyond the per-call limits (start-up, NumPy's import)
+SLACK = 30
+
+
+def _dir_of(module: str) -> list[str]:
+    """The folders a package `module` is read from (with NumPy-style bundled libraries, `numpy.libs`)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(module)
+    if spec is None or not spec.origin:
+        return []
+    folder = Path(spec.origin).resolve().parent
+    out = [str(folder)]
+    libs = folder.parent / f"{module}.libs"
+    if libs.is_dir():
+        out.append(str(libs.resolve()))
+    return out
+
+
+def _readable(tools: Sequence[str]) -> list[str]:
+    """Every folder the child may read: the standard library, the tools, cloudpickle and labkit."""
+    paths = sysconfig.get_paths()
+    folders = {str(Path(paths[k]).resolve()) for k in ("stdlib", "platstdlib")}
+    for module in (*tools, "cloudpickle"):
+        folders.update(_dir_of(module))
+    folders.add(str(Path(__file__).resolve().parents[1]))  # labkit (learner side only in a graded release)
+    return sorted(folders)
+
+
+def _payload(fn: Any, cases: list) -> bytes:
+    """`fn` and its cases, pickled by value: a function from a module (the corpus's, a helper's) goes
+    with its code, and what it uses from other modules goes by name, for the child to import or not."""
+    import cloudpickle
+
+    name = getattr(fn, "__module__", None) or ""
+    module = sys.modules.get(name)
+    by_value = module is not None and name != "__main__" and name.partition(".")[0] not in sys.stdlib_module_names
+    if by_value:
+        cloudpickle.register_pickle_by_value(module)
+    try:
+        return cloudpickle.dumps((fn, cases))
+    finally:
+        if by_value:
+            cloudpickle.unregister_pickle_by_value(module)
+
+
+def _shown(label: str, data: bytes) -> None:
+    text = data.decode("utf-8", "replace").strip()
+    if text:
+        cut = text if len(text) <= SHOWN_OUTPUT else "…" + text[-SHOWN_OUTPUT:]
+        print(f"[{label}] {cut}")
+
+
+class _Zygote:
+    """A clean child that has imported NumPy and the checking code and never runs a learner's code itself:
+    each call is a fork of it that confines itself, so a call costs milliseconds instead of a Python
+    start and NumPy's import. It dies with the kernel (its stdin closes; on Linux also PR_SET_PDEATHSIG)."""
+
+    def __init__(self) -> None:
+        self.proc: subprocess.Popen | None = None
+
+    def _start(self) -> subprocess.Popen:
+        if self.proc is None or self.proc.poll() is not None:
+            env = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "LC_ALL": "C.UTF-8"}
+            boot = {"labkit": str(Path(__file__).resolve().parents[1]), "path": _child_path()}
+            self.proc = subprocess.Popen([sys.executable, "-I", "-S", "-c", _BOOT, json.dumps(boot)], env=env,
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                         cwd=tempfile.gettempdir())
+        return self.proc
+
+    def call(self, request: dict, timeout: float) -> str:
+        """Run one request in a fork; its exit status ("0", "killed"...), or "lost" when the zygote died."""
+        proc = self._start()
+        pid = None
+        try:
+            proc.stdin.write((json.dumps(request) + "\n").encode())
+            proc.stdin.flush()
+            line = proc.stdout.readline().split()
+            if not line or line[0] != b"pid":
+                raise BrokenPipeError
+            pid = int(line[1])
+            ready, _, _ = select.select([proc.stdout], [], [], timeout)
+            if not ready:
+                os.kill(pid, signal.SIGKILL)
+            line = proc.stdout.readline().split()
+            pid = None
+            if not line or line[0] != b"done":
+                raise BrokenPipeError
+            return "timeout" if not ready else line[1].decode()
+        except (BrokenPipeError, ValueError, OSError):
+            proc.kill()
+            proc.wait()
+            self.proc = None
+            return "lost"
+        finally:
+            if pid is not None:  # interrupted while it ran (the learner pressed stop)
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+                proc.kill()
+                self.proc = None
+
+
+_ZYGOTE = _Zygote()
+_LOCK = threading.Lock()
+
+
+def call_confined(fn: Any, cases: Iterable[tuple], tools: Sequence[str], time_limit: float | None = None) -> Any:
+    """`calls.call_each(fn, cases)`, run in a child that can import only `tools` and the standard library.
+    Raises NotAttempted for a stub, like `call_each`."""
+    from .. import plain
+    from .calls import FUNCTION_TIME_LIMIT, NotAttempted
+
+    cases = list(cases)
+    limit = FUNCTION_TIME_LIMIT if time_limit is None else time_limit
+    only = " and ".join("NumPy" if t == "numpy" else t for t in tools)
+
+    def every(message: str) -> plain.Outputs:
+        return plain.Outputs([plain.Raised(message)] * len(cases), [""] * len(cases))
+
+    try:
+        payload = _payload(fn, cases)
+    except Exception as e:
+        why = f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
+        return every(f"could not be handed to the check's separate process ({why}): this check runs your "
+                     f"function with only {only} and Python's standard library, so it may use nothing else "
+                     "from the notebook but plain values and functions")
+    with tempfile.TemporaryDirectory(prefix="labkit-confined-") as tmp:
+        (Path(tmp) / "payload").write_bytes(payload)
+        request = {"read": _readable(tools), "write": tmp, "tools": list(tools), "only": only, "limit": limit}
+        with _LOCK:
+            ended = _ZYGOTE.call(request, limit * max(1, len(cases)) + SLACK)
+        out = Path(tmp) / "printed"
+        if out.is_file():
+            with out.open("rb") as f:
+                _shown("your function printed", f.read(SHOWN_OUTPUT * 4))
+        if ended == "timeout":
+            return every(f"took longer than {limit:g} s (an endless loop?)")
+        result = Path(tmp) / "result"
+        status = result / "status.json"
+        if status.is_file():
+            state = json.loads(status.read_text())
+            if state.get("status") == "not_attempted":
+                raise NotAttempted()
+            return every(str(state.get("message", ""))[:400])
+        try:
+            outputs = plain.load(result)
+        except Exception:
+            outputs = None
+        if not isinstance(outputs, plain.Outputs) or len(outputs) != len(cases):
+            return every(f"stopped the check's separate process (exit status {ended}) before it returned")
+        return outputs
+
+
+def _child_path() -> list[str]:
+    """The child's `sys.path`: the standard library's folders, then where the tools are installed."""
+    paths = sysconfig.get_paths()
+    stdlib = [paths["stdlib"], os.path.join(paths["platstdlib"], "lib-dynload")]
+    return stdlib + [p for p in sys.path if p and p not in stdlib and os.path.isdir(p)]
+
+
+# ---------------------------------------------------------------- the child
+
+
+_BOOT = """
+import json, os, sys, types
+config = json.loads(sys.argv[1])
+for name, sub in (("labkit", ""), ("labkit.checks", "checks"), ("labkit.material", "material")):
+    module = types.ModuleType(name)
+    module.__path__ = [os.path.join(config["labkit"], sub)]
+    sys.modules[name] = module
+sys.path[:] = config["path"]
+from labkit.checks.confine import zygote_main
+zygote_main()
+"""
+
+# Landlock (linux/landlock.h): the rights the child keeps on what it may read and in its own folder
+_READ_FILE, _READ_DIR = 1 << 2, 1 << 3
+_WRITE = (1 << 1) | (1 << 4) | (1 << 5) | (1 << 7) | (1 << 8)  # write, remove dir/file, make dir/file
+_TRUNCATE = 1 << 14
+
+
+def landlock(read: Sequence[str], write: str) -> bool:
+    """Restrict this process (and all it starts) to reading `read` and writing `write`, with no program
+    execution, no TCP and no signals or abstract sockets outside itself. False where Landlock is missing."""
+    import ctypes
+    import struct
+
+    if not sys.platform.startswith("linux"):
+        return False
+    libc = ctypes.CDLL(None, use_errno=True)
+    abi = libc.syscall(444, None, ctypes.c_size_t(0), ctypes.c_uint32(1))  # landlock_create_ruleset(VERSION)
+    if abi < 1:
+        return False
+    handled = (1 << 13) - 1 | (1 << 13 if abi >= 2 else 0) | (_TRUNCATE if abi >= 3 else 0) | (1 << 15 if abi >= 5 else 0)
+    attr = struct.pack("Q", handled)
+    if abi >= 4:
+        attr += struct.pack("Q", 0b11)  # bind and connect TCP
+    if abi >= 6:
+        attr += struct.pack("Q", 0b11)  # abstract unix sockets, signals
+    buf = ctypes.create_string_buffer(attr, len(attr))
+    ruleset = libc.syscall(444, buf, ctypes.c_size_t(len(attr)), ctypes.c_uint32(0))
+    if ruleset < 0:
+        return False
+
+    def allow(path: str, rights: int) -> None:
+        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+        try:
+            if not os.path.isdir(path):
+                rights &= _READ_FILE | 1 << 1 | _TRUNCATE  # a file takes no folder rights
+            rule = ctypes.create_string_buffer(struct.pack("=Qi", rights & handled, fd), 12)
+            if libc.syscall(445, ruleset, 1, rule, 0) != 0:  # landlock_add_rule(PATH_BENEATH)
+                raise OSError(ctypes.get_errno(), f"landlock_add_rule {path}")
+        finally:
+            os.close(fd)
+
+    try:
+        for path in read:
+            if os.path.exists(path):
+                allow(path, _READ_FILE | _READ_DIR)
+        allow(write, _READ_FILE | _READ_DIR | _WRITE | _TRUNCATE)
+        if libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
+            return False
+        return libc.syscall(446, ruleset, 0) == 0  # landlock_restrict_self
+    finally:
+        os.close(ruleset)
+
+
+class _OnlyTools:
+    """An import hook that names what is missing: the standard library and the tools import, nothing else.
+    (With Landlock this only words the message; without it, it is all there is.)"""
+
+    def __init__(self, allowed: set[str], only: str):
+        self.allowed, self.only = allowed, only
+
+    def find_spec(self, name, path=None, target=None):
+        top = name.partition(".")[0]
+        if top in self.allowed or top in sys.stdlib_module_names:
+            return None
+        raise ModuleNotFoundError(f"No module named {top!r} in this check: it runs your function with only "
+                                  f"{self.only} and Python's standard library (the skill is to do it yourself)",
+                                  name=top)
+
+
+def zygote_main() -> None:
+    """The zygote: import what every call needs, then fork once per request line on stdin."""
+    import numpy  # noqa: F401  (imported before confinement: its shared libraries load from anywhere)
+    import cloudpickle  # noqa: F401
+
+    from . import calls  # noqa: F401
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the learner's stop reaches the kernel, which ends the call
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG: die with the kernel
+    out = sys.stdout.buffer
+    for line in sys.stdin.buffer:
+        request = json.loads(line)
+        if not hasattr(os, "fork"):  # no fork (Windows): this process serves one request, then ends
+            out.write(f"pid {os.getpid()}\n".encode())
+            out.flush()
+            _serve(request)
+            out.write(b"done 0\n")
+            out.flush()
+            return
+        pid = os.fork()
+        if pid == 0:
+            try:
+                _serve(request)
+            finally:
+                os._exit(0)
+        out.write(f"pid {pid}\n".encode())
+        out.flush()
+        _, code = os.waitpid(pid, 0)
+        out.write(f"done {os.waitstatus_to_exitcode(code)}\n".encode())
+        out.flush()
+
+
+def _serve(request: dict) -> None:
+    """In a fork of the zygote: confine, unpickle the function and call it on every case."""
+    import cloudpickle
+
+    from .. import plain
+    from .calls import NotAttempted, call_each
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    folder = Path(request["write"])
+    printed = os.open(folder / "printed", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.dup2(printed, 1)
+    os.dup2(printed, 2)
+    os.close(printed)
+    sys.stdin.close()
+    os.close(0)
+    tools = set(request["tools"])
+    for tool in tools:
+        __import__(tool)
+    payload = (folder / "payload").read_bytes()
+    landlock(request["read"], str(folder))
+    sys.meta_path.insert(0, _OnlyTools(tools | {"cloudpickle", "labkit"}, request["only"]))
+    os.chdir(folder)
+    os.environ.update({"TMPDIR": str(folder), "HOME": str(folder)})
+    result = folder / "result"
+
+    def status(state: str, message: str = "") -> None:
+        result.mkdir(exist_ok=True)
+        (result / "status.json").write_text(json.dumps({"status": state, "message": message}))
+
+    try:
+        fn, cases = cloudpickle.loads(payload)
+    except BaseException as e:
+        status("error", f"uses something this check leaves out ({type(e).__name__}: {str(e)[:200]})")
+        return
+    try:
+        outputs = call_each(fn, cases, request["limit"])
+    except NotAttempted:
+        status("not_attempted")
+        return
+    plain.save(outputs, result)
+    sys.stdout.flush()
