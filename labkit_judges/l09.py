@@ -355,7 +355,7 @@ def perplexity_ref(logits: np.ndarray, targets: np.ndarray) -> float:
     return float(np.exp(-logp[np.arange(len(targets)), np.asarray(targets)].mean()))
 
 
-@exercise('09.perplexity', title='Perplexity from logits', points=2, kind='function',
+@exercise('09.perplexity', title='Perplexity from logits', points=2, kind='function', tools=('numpy',),
           hint=[
               'Perplexity is the exponential of the mean negative log-likelihood of the right next tokens; exponentials of large logits overflow float32 unless each row is shifted first.',
               "A log-softmax with the log-sum-exp trick (subtract each row's maximum), then index the target column of every row with NumPy's integer-array indexing.",

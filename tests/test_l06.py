@@ -438,9 +438,15 @@ def test_int4_a_block_size_ort_refuses_tells_the_quantizer_shortcut_apart():
     with pytest.raises(RuntimeError, match="block sizes"):
         l06.ort_int4_blocks(w, bs)
     ex = get("06.int4_blocks")
-    def by_hand(w, block_size):
-        q, scales, zero_points = l06.int4_blocks_ref(w, block_size)
+    def by_hand(w, block_size, reference=l06.int4_blocks_ref):
+        q, scales, zero_points = reference(w, block_size)
         return q.astype(np.uint8), scales.astype(np.float32), zero_points.astype(np.uint8)
 
-    r = evaluate(ex, by_hand)
-    assert r.status == "passed", r
+    import cloudpickle
+
+    cloudpickle.register_pickle_by_value(l06)  # the answer runs where the judges cannot be imported: send its code
+    try:
+        r = evaluate(ex, by_hand)
+    finally:
+        cloudpickle.unregister_pickle_by_value(l06)
+    assert r.status == "passed", [t.message for t in r.tests]

@@ -2,17 +2,17 @@
 """Lesson 06 exercises, learner side: what each exercise is (no answers, no test inputs)."""
 from ..checks.registry import Question, declare
 
-declare('06.quantize', title='quantize(x, scale, zero_point, qmin, qmax)', points=3, kind='function', hint=[
+declare('06.quantize', title='quantize(x, scale, zero_point, qmin, qmax)', points=3, kind='function', tools=('numpy',), hint=[
     'Quantizing maps a real value to the nearest level: divide by the scale, round, shift by the zero point, then clamp to the integer range.',
     'np.round (halves to even, like QuantizeLinear), np.clip, .astype(np.int32); broadcasting handles per-channel scales.',
 ])
 
-declare('06.dequantize', title='dequantize(q, scale, zero_point)', points=2, kind='function', hint=[
+declare('06.dequantize', title='dequantize(q, scale, zero_point)', points=2, kind='function', tools=('numpy',), hint=[
     'Undo the shift, then the scale; do the subtraction in a type wide enough that it cannot wrap around.',
     'ndarray.astype(np.int32) before subtracting, result as float32.',
 ])
 
-declare('06.choose_qparams', title='choose_qparams(x, qmin, qmax, symmetric)', points=3, kind='function', hint=[
+declare('06.choose_qparams', title='choose_qparams(x, qmin, qmax, symmetric)', points=3, kind='function', tools=('numpy',), hint=[
     'The range must contain 0 so that 0 is exact; symmetric quantization centres the range and, with a signed type, drops the lowest level; an all-zero tensor still needs a usable scale.',
     'np.min, np.max, np.round for the zero point (not int(), which truncates).',
 ])
@@ -22,7 +22,7 @@ declare('06.calibration', title='A calibration reader for static quantization', 
     'onnxruntime.quantization: CalibrationDataReader.get_next (returns None when done), quantize_static with quant_format and per_channel; onnx.load for the result.',
 ])
 
-declare('06.int4_blocks', title='Block-wise int4 weights, as MatMulNBits stores them', points=3, kind='function', bonus=True, hint=[
+declare('06.int4_blocks', title='Block-wise int4 weights, as MatMulNBits stores them', points=3, kind='function', bonus=True, tools=('numpy',), hint=[
     'Each column of W is cut along K into blocks (the last one padded); each block gets its own scale and zero point from a range that contains 0, and codes 0..15; MatMulNBits stores the columns first.',
     "np.pad, reshape and transpose (not reshape alone) to (N, n_blocks, block_size), min/max along the last axis, np.round and np.clip; q and zero points as uint8, scales as float32. Compute it yourself: ONNX Runtime's quantizer is not the answer.",
 ])

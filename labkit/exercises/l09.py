@@ -12,7 +12,7 @@ declare('09.generate', title='Greedy generation with the key/value cache', point
     "The session's inputs and outputs are named (session.get_inputs()); an empty past has a length-0 past dimension (np.zeros with that shape); np.argmax over the last position's logits.",
 ])
 
-declare('09.perplexity', title='Perplexity from logits', points=2, kind='function', hint=[
+declare('09.perplexity', title='Perplexity from logits', points=2, kind='function', tools=('numpy',), hint=[
     'Perplexity is the exponential of the mean negative log-likelihood of the right next tokens; exponentials of large logits overflow float32 unless each row is shifted first.',
     "A log-softmax with the log-sum-exp trick (subtract each row's maximum), then index the target column of every row with NumPy's integer-array indexing.",
 ])

@@ -57,6 +57,12 @@ class Wrong(Entry):
     skipped_skill: bool = False
 
 
+def ruled_out(entry: Entry) -> Wrong:
+    """A `Right` entry that a prompt now rules out (it uses a library the exercise's confined run leaves out,
+    `tools=`): a wrong answer that skipped the skill, under the same name and answer."""
+    return Wrong(entry.name, entry.answer, entry.make, skipped_skill=True)
+
+
 def add_blind(corpus: dict[str, list[Entry]], blind: Any, *, slow: Iterable[str] = (),
               holes: dict[str, str] | None = None) -> None:
     """Add a blind module's entries (`blind.CORPUS`, answers written by someone who never read the judges) to a

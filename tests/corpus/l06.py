@@ -159,7 +159,8 @@ def _wrong_path_returned(model_path, images):
 CORPUS = {
     "06.quantize": [
         Right("rint in float64, int64 arithmetic", answer=_q_rint_f64),
-        Right("ONNX QuantizeLinear where it applies", answer=_q_onnx),
+        # the prompt leaves ONNX out (its check runs the answer with NumPy alone): the library's result
+        Wrong("ONNX QuantizeLinear where it applies", answer=_q_onnx, skipped_skill=True),
         Wrong("returns x unchanged", answer=lambda x, s, z, lo, hi: x, skipped_skill=True),
         Wrong("round((x - z) / s), the articles' formula",
               answer=lambda x, s, z, lo, hi: np.clip(np.round((x - z) / s), lo, hi).astype(np.int32)),
@@ -190,7 +191,7 @@ CORPUS = {
               ((q.astype(np.int32) - np.asarray(z, np.int32)) * np.asarray(s, np.float32)).astype(np.float32)),
     ],
     "06.choose_qparams": [
-        Right("ONNX Runtime's compute_scale_zp", answer=_qp_ort),
+        Wrong("ONNX Runtime's compute_scale_zp (the prompt leaves it out)", answer=_qp_ort, skipped_skill=True),
         Right("explicit symmetric branch", answer=_qp_explicit),
         Wrong("full signed range when symmetric (2m/255)", answer=_qp(full_signed=True)),
         Wrong("range not widened to include 0", answer=_qp(no_zero=True)),
@@ -357,10 +358,6 @@ add_blind(CORPUS, blind2_l06, slow={
 from corpus import add_blind, blind3_l06  # noqa: E402
 
 add_blind(CORPUS, blind3_l06, holes={
-    'blind3-q-onnx-quantizelinear':
-        "ONNX's QuantizeLinear does the exercise with exact values: only running the answer where onnx and onnxruntime cannot be imported would see it",
-    'blind3-cq-ort-compute-scale-zp':
-        "onnxruntime.quantization's compute_scale_zp does the exercise with exact values: only running the answer where onnxruntime cannot be imported would see it",
     'blind3-cal-drops-last':
         'at the hidden seed the images of the last, partial batch widen no activation range: the scales come out the same',
 })

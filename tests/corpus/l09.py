@@ -257,8 +257,9 @@ CORPUS = {
               skipped_skill=True),
     ],
     "09.perplexity": [
-        Right("scipy's log_softmax with take_along_axis", answer=_ppl_scipy),
-        Right("torch's cross_entropy, then exp", answer=_ppl_torch),
+        # the prompt leaves every library but NumPy out (its check runs the answer with NumPy alone)
+        Wrong("scipy's log_softmax with take_along_axis", answer=_ppl_scipy, skipped_skill=True),
+        Wrong("torch's cross_entropy, then exp", answer=_ppl_torch, skipped_skill=True),
         Wrong("naive softmax: exp overflows on large logits", answer=_ppl_naive),
         Wrong("returns the mean negative log-likelihood (no exp)", answer=_nll_only),
         Wrong("exp of the sum instead of the mean", answer=_exp_of_sum),
@@ -273,9 +274,13 @@ CORPUS = {
 
 # Blind entries (issue 32): tests/corpus/blind_l09.py. Only 09.perplexity's (numpy, cheap) and the reclassified
 # blind-numpy-array run here: the exports and decoding loops were measured by hand (too slow for the fast tier).
+from corpus import ruled_out  # noqa: E402
 from corpus.blind_l09 import CORPUS as _BLIND  # noqa: E402
 
-CORPUS["09.perplexity"] = CORPUS["09.perplexity"] + _BLIND["09.perplexity"]
+# written as right before the prompt said NumPy alone: scipy's and torch's versions are ruled out now
+_LIBRARY = {"blind-scipy-logsumexp", "blind-torch-log-softmax"}
+CORPUS["09.perplexity"] = CORPUS["09.perplexity"] + [ruled_out(e) if e.name in _LIBRARY else e
+                                                     for e in _BLIND["09.perplexity"]]
 CORPUS["09.generate"] = CORPUS["09.generate"] + [e for e in _BLIND["09.generate"] if e.name == "blind-numpy-array"]
 
 
@@ -295,7 +300,4 @@ add_blind(CORPUS, blind2_l09, slow={
 # Blind round 3 (tests/corpus/blind3_lNN.py): measured first, then added; slow ones scored by hand.
 from corpus import add_blind, blind3_l09  # noqa: E402
 
-add_blind(CORPUS, blind3_l09, slow={e.name for e in blind3_l09.CORPUS["09.export_dynamic"]}, holes={
-    'blind3-ppl-torch-ce':
-        "torch's cross_entropy does the exercise with exact values: only running the answer where torch cannot be imported would see it",
-})
+add_blind(CORPUS, blind3_l09, slow={e.name for e in blind3_l09.CORPUS["09.export_dynamic"]})
