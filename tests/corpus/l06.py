@@ -357,7 +357,4 @@ add_blind(CORPUS, blind2_l06, slow={
 # Blind round 3 (tests/corpus/blind3_lNN.py): measured first, then added; slow ones scored by hand.
 from corpus import add_blind, blind3_l06  # noqa: E402
 
-add_blind(CORPUS, blind3_l06, holes={
-    'blind3-cal-drops-last':
-        'at the hidden seed the images of the last, partial batch widen no activation range: the scales come out the same',
-})
+add_blind(CORPUS, blind3_l06)
