@@ -15,7 +15,7 @@ from typing import Any, Callable
 from .. import plain
 from ..plain import NotPlain, OnnxBlob
 from .calls import NotAttempted, call_each, exc_message
-from .confine import call_confined
+from .confine import call_confined, function_payload, unsendable
 from .registry import Exercise
 
 __all__ = ["COLLECT_ENV", "INPUTS_ENV", "NotAttempted", "collect", "exc_message", "grading_inputs",
@@ -68,10 +68,25 @@ def grading_inputs(ex: Exercise) -> list[tuple] | None:
     return plain.load_inputs(Path(os.environ[INPUTS_ENV]) / ex.id)
 
 
+#: what a graded kernel records for a confined exercise: the function itself, for the grader to call
+FUNCTION_FILE = "function.pkl"
+
+
 def record_for_grader(ex: Exercise, answer: Any, folder: Path) -> None:
-    """Write the collected answer (or why there is none) to `folder` for the verdict process."""
+    """Write the collected answer (or why there is none) to `folder` for the verdict process. A confined
+    exercise's function is recorded itself (pickled by value): the grader calls it on hidden inputs
+    this kernel never sees (`grading.confined`)."""
     folder.mkdir(parents=True, exist_ok=True)
     try:
+        if ex.kind == "function" and ex.tools and answer is not None and answer is not Ellipsis:
+            if not callable(answer):
+                raise NotPlain(f"{plain.describe(answer)}; expected a function")
+            try:
+                (folder / FUNCTION_FILE).write_bytes(function_payload(answer))
+            except Exception as e:
+                message = f"Your function {unsendable(e, ex.tools)}."
+                (folder / "status.json").write_text(json.dumps({"status": "error", "message": message}))
+            return
         plain.save(collect(ex, answer, lambda: grading_inputs(ex)), folder)
     except NotAttempted:
         (folder / "status.json").write_text(json.dumps({"status": "not_attempted", "message": ""}))

@@ -61,9 +61,9 @@ def _readable(tools: Sequence[str]) -> list[str]:
     return sorted(folders)
 
 
-def _payload(fn: Any, cases: list) -> bytes:
-    """`fn` and its cases, pickled by value: a function from a module (the corpus's, a helper's) goes
-    with its code, and what it uses from other modules goes by name, for the child to import or not."""
+def function_payload(fn: Any) -> bytes:
+    """`fn` pickled by value: a function from a module (the notebook's, the corpus's, a helper's) goes with
+    its code, and what it uses from other modules goes by name, for the child to import or not."""
     import cloudpickle
 
     name = getattr(fn, "__module__", None) or ""
@@ -72,10 +72,51 @@ def _payload(fn: Any, cases: list) -> bytes:
     if by_value:
         cloudpickle.register_pickle_by_value(module)
     try:
-        return cloudpickle.dumps((fn, cases))
+        return cloudpickle.dumps(fn)
     finally:
         if by_value:
             cloudpickle.unregister_pickle_by_value(module)
+
+
+def request(folder: str | os.PathLike, fn_payload: bytes, cases: list, tools: Sequence[str], limit: float,
+            result: str = "result") -> dict:
+    """Write one call's files into `folder` (the function, pickled by `function_payload`, and its cases)
+    and return the request a zygote serves: the child confines itself to reading what `tools` need and
+    writing `folder`, and leaves the outputs in `folder/result` as plain data (`labkit.plain`)."""
+    import pickle
+
+    folder = Path(folder)
+    (folder / "function.pkl").write_bytes(fn_payload)
+    (folder / "cases.pkl").write_bytes(pickle.dumps(cases))
+    only = " and ".join("NumPy" if t == "numpy" else t for t in tools)
+    return {"dir": str(folder), "result": result, "read": _readable(tools), "tools": list(tools), "only": only,
+            "limit": limit}
+
+
+def outputs(folder: Path, n: int, ended: str, limit: float) -> Any:
+    """What a served call left in `folder` (its result folder): `plain.Outputs` of `n` cases, each a
+    `Raised` when the call failed as a whole. Raises NotAttempted for a stub."""
+    from .. import plain
+    from .calls import NotAttempted
+
+    def every(message: str) -> plain.Outputs:
+        return plain.Outputs([plain.Raised(message)] * n, [""] * n)
+
+    if ended == "timeout":
+        return every(f"took longer than {limit:g} s (an endless loop?)")
+    status = folder / "status.json"
+    if status.is_file():
+        state = json.loads(status.read_text())
+        if state.get("status") == "not_attempted":
+            raise NotAttempted()
+        return every(str(state.get("message", ""))[:400])
+    try:
+        got = plain.load(folder)
+    except Exception:
+        got = None
+    if not isinstance(got, plain.Outputs) or len(got) != n:
+        return every(f"stopped the check's separate process (exit status {ended}) before it returned")
+    return got
 
 
 def _shown(label: str, data: bytes) -> None:
@@ -90,17 +131,24 @@ class _Zygote:
     each call is a fork of it that confines itself, so a call costs milliseconds instead of a Python
     start and NumPy's import. It dies with the kernel (its stdin closes; on Linux also PR_SET_PDEATHSIG)."""
 
-    def __init__(self) -> None:
+    def __init__(self, prefix: Sequence[str] = (), cwd: str | None = None) -> None:
         self.proc: subprocess.Popen | None = None
+        self.prefix, self.cwd = list(prefix), cwd  # a sandbox to start it in (the grader's), its folder
 
     def _start(self) -> subprocess.Popen:
         if self.proc is None or self.proc.poll() is not None:
             env = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "LC_ALL": "C.UTF-8"}
             boot = {"labkit": str(Path(__file__).resolve().parents[1]), "path": _child_path()}
-            self.proc = subprocess.Popen([sys.executable, "-I", "-S", "-c", _BOOT, json.dumps(boot)], env=env,
-                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                         cwd=tempfile.gettempdir())
+            self.proc = subprocess.Popen([*self.prefix, sys.executable, "-I", "-S", "-c", _BOOT, json.dumps(boot)],
+                                         env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         stderr=subprocess.DEVNULL, cwd=self.cwd or tempfile.gettempdir())
         return self.proc
+
+    def close(self) -> None:
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait()
+            self.proc = None
 
     def call(self, request: dict, timeout: float) -> str:
         """Run one request in a fork; its exit status ("0", "killed"...), or "lost" when the zygote died."""
@@ -142,49 +190,34 @@ def call_confined(fn: Any, cases: Iterable[tuple], tools: Sequence[str], time_li
     """`calls.call_each(fn, cases)`, run in a child that can import only `tools` and the standard library.
     Raises NotAttempted for a stub, like `call_each`."""
     from .. import plain
-    from .calls import FUNCTION_TIME_LIMIT, NotAttempted, call_each
+    from .calls import FUNCTION_TIME_LIMIT, call_each
 
     cases = list(cases)
     limit = FUNCTION_TIME_LIMIT if time_limit is None else time_limit
     if not hasattr(os, "fork"):  # Windows: no zygote to fork; the learner's own check runs in the kernel
         return call_each(fn, cases, limit)
-    only = " and ".join("NumPy" if t == "numpy" else t for t in tools)
-
-    def every(message: str) -> plain.Outputs:
-        return plain.Outputs([plain.Raised(message)] * len(cases), [""] * len(cases))
-
     try:
-        payload = _payload(fn, cases)
+        payload = function_payload(fn)
     except Exception as e:
-        why = f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
-        return every(f"could not be handed to the check's separate process ({why}): this check runs your "
-                     f"function with only {only} and Python's standard library, so it may use nothing else "
-                     "from the notebook but plain values and functions")
+        return plain.Outputs([plain.Raised(unsendable(e, tools))] * len(cases), [""] * len(cases))
     with tempfile.TemporaryDirectory(prefix="labkit-confined-") as tmp:
-        (Path(tmp) / "payload").write_bytes(payload)
-        request = {"read": _readable(tools), "write": tmp, "tools": list(tools), "only": only, "limit": limit}
+        req = request(tmp, payload, cases, tools, limit)
         with _LOCK:
-            ended = _ZYGOTE.call(request, limit * max(1, len(cases)) + SLACK)
-        out = Path(tmp) / "printed"
-        if out.is_file():
-            with out.open("rb") as f:
+            ended = _ZYGOTE.call(req, limit * max(1, len(cases)) + SLACK)
+        printed = Path(tmp) / "printed"
+        if printed.is_file():
+            with printed.open("rb") as f:
                 _shown("your function printed", f.read(SHOWN_OUTPUT * 4))
-        if ended == "timeout":
-            return every(f"took longer than {limit:g} s (an endless loop?)")
-        result = Path(tmp) / "result"
-        status = result / "status.json"
-        if status.is_file():
-            state = json.loads(status.read_text())
-            if state.get("status") == "not_attempted":
-                raise NotAttempted()
-            return every(str(state.get("message", ""))[:400])
-        try:
-            outputs = plain.load(result)
-        except Exception:
-            outputs = None
-        if not isinstance(outputs, plain.Outputs) or len(outputs) != len(cases):
-            return every(f"stopped the check's separate process (exit status {ended}) before it returned")
-        return outputs
+        return outputs(Path(tmp) / "result", len(cases), ended, limit)
+
+
+def unsendable(e: BaseException, tools: Sequence[str]) -> str:
+    """Why a function could not be pickled for its confined call, for the learner."""
+    only = " and ".join("NumPy" if t == "numpy" else t for t in tools)
+    why = f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
+    return (f"could not be handed to the check's separate process ({why}): this check runs your function with "
+            f"only {only} and Python's standard library, so it may use nothing else from the notebook but plain "
+            "values and functions")
 
 
 def _child_path() -> list[str]:
@@ -288,7 +321,9 @@ def zygote_main() -> None:
     if sys.platform.startswith("linux"):
         import ctypes
 
-        ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG: die with the kernel
+        libc = ctypes.CDLL(None)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG: die with the kernel
+        libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER: what a call leaves behind stays below, to be killed
     out = sys.stdout.buffer
     for line in sys.stdin.buffer:
         request = json.loads(line)
@@ -305,44 +340,44 @@ def zygote_main() -> None:
         out.flush()
 
 
-def _serve(request: dict) -> None:
-    """In a fork of the zygote: confine, unpickle the function and call it on every case."""
+def _serve(req: dict) -> None:
+    """In a fork of the zygote: confine, load the cases and the function, and call it on every case."""
     import cloudpickle
 
     from .. import plain
     from .calls import NotAttempted, call_each
 
     signal.signal(signal.SIGINT, signal.SIG_DFL)
-    folder = Path(request["write"])
-    printed = os.open(folder / "printed", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    folder = Path(req["dir"])
+    printed = os.open(folder / "printed", os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
     os.dup2(printed, 1)
     os.dup2(printed, 2)
     os.close(printed)
     sys.stdin.close()
     os.close(0)
-    tools = set(request["tools"])
+    tools = set(req["tools"])
     for tool in tools:
         __import__(tool)
-    payload = (folder / "payload").read_bytes()
-    landlock(request["read"], str(folder))
-    sys.meta_path.insert(0, _OnlyTools(tools | {"cloudpickle", "labkit"}, request["only"]))
+    landlock(req["read"], str(folder))
+    sys.meta_path.insert(0, _OnlyTools(tools | {"cloudpickle", "labkit"}, req["only"]))
     os.chdir(folder)
     os.environ.update({"TMPDIR": str(folder), "HOME": str(folder)})
-    result = folder / "result"
+    result = folder / req["result"]
 
     def status(state: str, message: str = "") -> None:
         result.mkdir(exist_ok=True)
         (result / "status.json").write_text(json.dumps({"status": state, "message": message}))
 
     try:
-        fn, cases = cloudpickle.loads(payload)
+        cases = cloudpickle.loads((folder / "cases.pkl").read_bytes())
+        fn = cloudpickle.loads((folder / "function.pkl").read_bytes())
     except BaseException as e:
         status("error", f"uses something this check leaves out ({type(e).__name__}: {str(e)[:200]})")
         return
     try:
-        outputs = call_each(fn, cases, request["limit"])
+        got = call_each(fn, cases, req["limit"])
     except NotAttempted:
         status("not_attempted")
         return
-    plain.save(outputs, result)
+    plain.save(got, result)
     sys.stdout.flush()

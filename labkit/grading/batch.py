@@ -23,7 +23,8 @@ import nbformat
 
 from ..assign import lesson_version, make_lesson
 from ..checks.registry import lesson_exercises
-from . import judge
+from . import confined, judge
+from .confined import inputs_folder
 from .forkserver import KernelServer, SandboxSpec, warm_plan
 from .jobs import Job, Outcome, Settings
 from .judge import copy_answers, judge_answers
@@ -139,13 +140,18 @@ def prepare_data(lesson: Lesson, dest: Path) -> dict[str, str]:
 
 
 def prepare_inputs(lesson: Lesson, seed: int, dest: Path) -> None:
-    """The hidden test inputs of every function exercise, computed here with the secret seed."""
+    """The hidden test inputs of every function exercise, computed here with the secret seed: for the
+    kernels in `dest`, except those of confined exercises, which go to `confined.inputs_folder(dest)`, a
+    folder no kernel sees (`confined` calls those answers on them after the kernel is gone)."""
     from .. import plain
     from ..checks import judge_spec
+    from .confined import inputs_folder
 
+    hidden = inputs_folder(dest)
+    hidden.mkdir(mode=0o700, parents=True, exist_ok=True)
     for ex in lesson.exercises:
         if ex.kind == "function":
-            plain.save_inputs(judge_spec(ex.id).cases(seed), dest / ex.id)
+            plain.save_inputs(judge_spec(ex.id).cases(seed), (hidden if ex.tools else dest) / ex.id)
     dest.mkdir(parents=True, exist_ok=True)
     _readable(dest)
 
@@ -258,6 +264,8 @@ def grade_one(task: Task) -> Outcome:
             sandbox.kill_tree(spare=judge.server_pids() | ({server.proc.pid} if server.proc else set()))
             server.kill_others()
         problems = copy_answers(server.work / "answers", judge_dir / "answers")
+        confined.call_answers(judge_dir, exercises, inputs_folder(Path(task.spec.inputs_dir)), task.spec,
+                              server.kernel_uid)
         t_judge = time.monotonic()
         try:
             verdicts = judge_answers(how.lesson, judge_dir / "answers", how.seed, [e.id for e in exercises],

@@ -20,6 +20,7 @@ class ExerciseInfo:
     hint: str
     kind: str
     bonus: bool = False     # outside the lesson's maximum
+    tools: tuple[str, ...] = ()  # the answer runs where only these import (`checks.confine`, `grading.confined`)
 
 
 @dataclass
@@ -93,7 +94,7 @@ def load_lesson(path: Path, extra_tests: Path | None = None) -> Lesson:
     if missing_checks:
         raise GradeError(f"{path.name}: answer cells {sorted(missing_checks)} have no check cell")
     exercises = [ExerciseInfo(i, registered[i].title, registered[i].points, registered[i].hint, registered[i].kind,
-                              registered[i].bonus) for i in order]
+                              registered[i].bonus, registered[i].tools) for i in order]
     extra = ""
     if extra_tests is not None:
         try:
@@ -135,7 +136,7 @@ def package_versions() -> dict[str, str]:
     from importlib.metadata import PackageNotFoundError, version
 
     out = {}
-    for name in ("onnx", "onnxruntime", "torch", "numpy", "scikit-learn", "onnxscript"):
+    for name in ("onnx", "onnxruntime", "torch", "numpy", "scikit-learn", "onnxscript", "cloudpickle"):
         try:
             out[name] = version(name)
         except PackageNotFoundError:

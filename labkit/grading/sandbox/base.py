@@ -58,6 +58,11 @@ class Sandbox:
         """What goes between the resource-limit launcher and the kernel server's Python."""
         return []
 
+    def process_prefix(self, work: Path, visible: list[Path], hidden: list[Path], uid: int | None) -> list[str]:
+        """What runs one process as a kernel runs (`uid` with no capability, the kernels' view of the
+        files, `work` writable): the grader's calls of confined answers (`grading.confined`)."""
+        return []
+
 
 def verdict_server_command(argv: list[str]) -> list[str]:
     """The verdict server's command: the same in every mode, since it never runs learner code (the

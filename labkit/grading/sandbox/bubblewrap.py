@@ -35,3 +35,8 @@ class Bubblewrap(Sandbox):
 
         isolate = self.isolates(uid)
         return primitives.bwrap_args(mount, visible, hidden, uid=None if isolate else uid, server=isolate)
+
+    def process_prefix(self, work: Path, visible: list[Path], hidden: list[Path], uid: int | None) -> list[str]:
+        from labkit import sandbox as primitives
+
+        return primitives.bwrap_args(work, visible, hidden, uid=uid if os.geteuid() == 0 else None)

@@ -28,6 +28,8 @@ NOT_GUARANTEED_UNPRIVILEGED = (
     "the kernel sees the whole file system with ordinary permissions: whatever is world-readable (the Python "
     "environment, the course package) it can read; the answers are safe only because they are readable by root only",
     "the kernel has the network and sees the other processes (not their memory or files)",
+    "one uid runs every kernel: while another submission's confined answers (06, 09) are being called, a kernel "
+    "could read their hidden inputs",
 )
 
 
@@ -53,6 +55,9 @@ class UnprivilegedUser(Sandbox):
 
         run_as = self.runs_as(uid)
         return primitives.drop_to(run_as) if run_as is not None else []
+
+    def process_prefix(self, work: Path, visible: list[Path], hidden: list[Path], uid: int | None) -> list[str]:
+        return self.server_prefix(work, visible, hidden, uid)
 
 PROBE = ("import json, os, sys; print(json.dumps([p for p in sys.argv[1:] "
          "if not os.access(p, os.R_OK | (os.X_OK if os.path.isdir(p) else 0))]))")

@@ -1,0 +1,86 @@
+"""Confined exercises in the grader (`labkit.grading.confined`): the kernel records the function and never
+sees its hidden inputs; the grader calls it afterwards in the kernel's sandbox, confined to NumPy. A library
+shortcut, a kernel that looks for the hidden inputs to precompute the outputs, and a learner graded right
+after them: each gets what its answer earns."""
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from grading_util import with_answers
+from labkit import sandbox
+
+pytestmark = pytest.mark.grading
+
+ROOT = Path(__file__).resolve().parents[1]
+SOLUTION = ROOT / "solutions" / "06_quantization.ipynb"
+
+HONEST = '''
+import numpy as np
+
+
+def quantize(x, scale, zero_point, qmin, qmax):
+    levels = np.rint(np.asarray(x, np.float64) / np.asarray(scale, np.float64))
+    return np.clip(levels + np.asarray(zero_point, np.int64), qmin, qmax).astype(np.int32)
+'''
+
+LIBRARY = '''
+import numpy as np
+from onnx.reference import ReferenceEvaluator
+from onnx import helper, TensorProto
+
+
+def quantize(x, scale, zero_point, qmin, qmax):
+    node = helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"], axis=0)
+    z = np.asarray(zero_point).astype(np.int8 if qmin < 0 else np.uint8)
+    graph = helper.make_graph([node], "q", [], [])
+    ref = ReferenceEvaluator(helper.make_model(graph))
+    return ref.run(None, {"x": x, "s": np.asarray(scale, np.float32), "z": z})[0].astype(np.int32)
+'''
+
+# the kernel hunts for the hidden inputs, to compute the outputs with ONNX and hand in a lookup table
+HUNTER = '''
+import glob, os
+import numpy as np
+from labkit import plain
+
+_seen = {}
+_where = os.environ.get("LABKIT_INPUTS_DIR", "")
+for folder in glob.glob(_where + "/*") + glob.glob(os.path.dirname(_where) + "/*/*"):
+    if folder.endswith("06.quantize"):
+        try:
+            for x, s, z, lo, hi in plain.load_inputs(folder):
+                _seen[np.asarray(x).tobytes()] = np.clip(np.round(x / s) + z, lo, hi).astype(np.int32)
+        except Exception:
+            pass
+
+
+def quantize(x, scale, zero_point, qmin, qmax):
+    if x.tobytes() in _seen:
+        return _seen[x.tobytes()]
+    raise ValueError(f"found no hidden inputs ({len(_seen)} seen)")
+'''
+
+
+def test_confined_answers_are_called_by_the_grader_not_the_kernel(tmp_path):
+    if not sandbox.bwrap_status()[0]:
+        pytest.skip("bubblewrap is not usable here: " + sandbox.bwrap_status()[1])
+    subs, out = tmp_path / "class", tmp_path / "out"
+    subs.mkdir()
+    for name, code in (("a_library", LIBRARY), ("b_hunter", HUNTER), ("c_honest", HONEST)):
+        (subs / f"{name}.ipynb").write_text(json.dumps(with_answers(SOLUTION, {"06.quantize": code})))
+    r = subprocess.run([sys.executable, "-m", "labkit.cli", "grade", "06", str(subs), "--out", str(out),
+                        "--jobs", "1", "--no-progress", "--exercise", "06.quantize"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    with open(out / "grades.csv", newline="") as f:
+        rows = {row["student"]: row for row in csv.DictReader(f) if row["exercise"] == "06.quantize"}
+    assert float(rows["a_library"]["points"]) == 0 and "onnx" in rows["a_library"]["message"], rows["a_library"]
+    assert float(rows["b_hunter"]["points"]) == 0 and "found no hidden inputs (0 seen)" in rows["b_hunter"]["message"], \
+        rows["b_hunter"]
+    assert rows["c_honest"]["status"] == "passed", rows["c_honest"]  # right after two hostile ones, same worker
