@@ -109,7 +109,8 @@ def _quantize_cases(seed: int) -> list[tuple]:
     rng = np.random.default_rng(seed + 601)
     halves = np.array([0.25, 0.75, 1.25, -0.25, -0.75, -1.25, 0.0, 2.25], dtype=np.float32)
     s_u8 = np.float32(4 / 255)
-    outside = np.concatenate([rng.uniform(-1, 3, 20), [-5.0, -1.2, 3.3, 10.0]]).astype(np.float32)
+    # and two far outside: x / s beyond int32's range, so a cast before the clamp wraps around
+    outside = np.concatenate([rng.uniform(-1, 3, 20), [-5.0, -1.2, 3.3, 10.0, 1e8, -1e8]]).astype(np.float32)
     s_i8 = np.float32(rng.uniform(0.01, 0.03))
     normal = rng.normal(0, 1.2, size=(5, 7)).astype(np.float32)
     w = rng.normal(0, 1, size=(4, 9)).astype(np.float32) * np.array([[0.1], [1.0], [3.0], [0.02]], np.float32)
@@ -139,7 +140,8 @@ def _quantize_diagnose(args):
             return ("that is round((x - z) / s), the formula some articles print: the zero point was applied on the x "
                     "axis, before rounding; it is an integer on the q axis")
         raw = np.round(np.asarray(x, np.float64) / np.float64(s)) + np.asarray(z, np.float64)
-        if np.array_equal(g, raw):
+        fits = np.abs(raw) < 2 ** 31  # beyond int32, a cast without the clamp wraps around anyway
+        if np.array_equal(g[fits], raw[fits]) and (raw[fits].min(initial=qmin) < qmin or raw[fits].max(initial=qmax) > qmax):
             return f"the values are not clamped to [{qmin}, {qmax}]"
         away = np.clip(np.sign(x) * np.floor(np.abs(np.asarray(x, np.float64) / np.float64(s)) + 0.5) + z, qmin, qmax)
         if np.array_equal(g, away):
@@ -260,13 +262,16 @@ def _qparams_cases(seed: int) -> list[tuple]:
         (rng.normal(0, 1.0, 64).astype(np.float32), -32768, 32767, True),
         (rng.uniform(-2.0, 0.7, 64).astype(np.float32), -128, 127, True),
         (np.concatenate([[-0.3, 1.0], rng.uniform(-0.3, 1.0, 30)]).astype(np.float32), 0, 255, False),
+        # s = 15.9375 / 255 = 0.0625 and -rmin / s = 2.5, all exact in binary: a tie, which np.round takes to 2
+        (np.concatenate([[-0.15625, 15.78125], rng.uniform(-0.15625, 15.78125, 30)]).astype(np.float32), 0, 255,
+         False),
     ]
 
 
 _QPARAMS_NAMES = ["uint8 asymmetric", "int8 symmetric", "all positive (range must include 0)",
                   "all negative (range must include 0)", "constant tensor 2.5", "all zeros (no division by zero)",
                   "uint8 symmetric", "int16 symmetric", "int8 symmetric, negative side larger",
-                  "uint8, zero point 58.8 rounds up"]
+                  "uint8, zero point 58.8 rounds up", "uint8, zero point exactly 2.5 rounds to even"]
 
 
 def _as_number(v, kind: str):

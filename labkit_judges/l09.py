@@ -25,6 +25,7 @@ import numpy as np
 
 from labkit.checks import DidNotDo, Question, TestResult, error_line, exercise, load_onnx, ort_session, quiz
 from labkit.material.l09 import CACHE_CLIP
+from labkit import plain
 from labkit.plain import Make, Raised
 from labkit.transformer import CONTEXT, course_weights, encode, heldout_text, random_state
 
@@ -327,7 +328,8 @@ def _generate(outputs, seed):
 # ---------------------------------------------------------------- 09.perplexity
 
 PPL_TESTS = ("small random logits", "large logits (naive exp overflows)", "a single position",
-             "uniform logits give the vocabulary size", "a confident, mostly right model")
+             "uniform logits give the vocabulary size", "a confident, mostly right model",
+             "a right token 800 below the best (its softmax underflows to 0)")
 
 
 def _ppl_cases(seed: int) -> list[tuple]:
@@ -345,7 +347,14 @@ def _ppl_cases(seed: int) -> list[tuple]:
     # perplexity stays the same, and a shift by the global maximum instead of each row's underflows whole rows
     lower = np.random.default_rng(seed + 922).integers(0, 1500, (n, 1)).astype(np.float32)
     big = (big[0] - lower, big[1])
-    return [small, big, one, uniform, (conf, t)]
+    # one row whose right token sits 800 below the row's best: exp underflows to 0 even in float64, so the log of a
+    # softmax is -inf there, while log-softmax is exact (the perplexity, about exp(800 / n) with n >= 20, stays far
+    # inside float32's range)
+    far = rng.normal(size=(n, v)).astype(np.float32)
+    tf = rng.integers(0, v, n).astype(np.int64)
+    row = int(rng.integers(0, n))
+    far[row, tf[row]] = far[row].max() - np.float32(800)
+    return [small, big, one, uniform, (conf, t), (far, tf)]
 
 
 def perplexity_ref(logits: np.ndarray, targets: np.ndarray) -> float:
@@ -362,13 +371,19 @@ def perplexity_ref(logits: np.ndarray, targets: np.ndarray) -> float:
           ],
           cases=_ppl_cases, tests=PPL_TESTS, skill=PPL_TESTS)
 def _perplexity(outputs, seed):
+    forms = list(plain.forms_of(outputs) or ())
     outputs = outputs if isinstance(outputs, list) and len(outputs) == len(PPL_TESTS) else [None] * len(PPL_TESTS)
-    for name, got, (logits, targets) in zip(PPL_TESTS, outputs, _ppl_cases(seed)):
+    forms = forms if len(forms) == len(PPL_TESTS) else [""] * len(PPL_TESTS)
+    for name, got, form, (logits, targets) in zip(PPL_TESTS, outputs, forms, _ppl_cases(seed)):
         want = perplexity_ref(logits, targets)
         if isinstance(got, Raised):
             yield TestResult(name, False, f"your function {got.message}")
             continue
-        if isinstance(got, np.ndarray) and got.ndim == 0:  # a NumPy scalar is a float; an array of one is not
+        if form == "numpy.ndarray":  # a NumPy scalar (np.float64) is a float; an array, even of no dimension, is not
+            yield TestResult(name, False, f"expected one number (a float), got a NumPy array of shape "
+                                          f"{np.shape(got)}: return float(...) of it")
+            continue
+        if isinstance(got, np.ndarray) and got.ndim == 0:  # plain data makes a NumPy scalar a 0-d array
             got = float(got)
         if not isinstance(got, (int, float)) or isinstance(got, bool):
             yield TestResult(name, False, f"expected one number (a float), got {_describe(got)}")

@@ -8,7 +8,9 @@ import pytest
 
 from labkit import plain
 from labkit.checks import evaluate, judge_saved, judge_spec, lesson_exercises, quiz_answers, record_for_grader
-from labkit.checks.collect import INPUTS_ENV
+from labkit.checks.collect import FUNCTION_FILE, INPUTS_ENV, UNSENDABLE_FILE
+from labkit.checks.confine import Zygote
+from labkit.grading.confined import call_recorded
 from labkit.checks.judging import SKILL_CAP, SKIPPED_CAP
 
 import corpus
@@ -64,7 +66,16 @@ def graded(ex, answer, seed: int, folder, monkeypatch):
         plain.save_inputs(judge_spec(ex.id).cases(seed), folder / "inputs" / ex.id)
         monkeypatch.setenv(INPUTS_ENV, str(folder / "inputs"))
     record_for_grader(ex, answer, folder / "answer")
+    if ex.tools and any((folder / "answer" / f).is_file() for f in (FUNCTION_FILE, UNSENDABLE_FILE)):
+        # the grader calls it (grading.confined)
+        (folder / "calls").mkdir()
+        call_recorded(ZYGOTE, folder / "calls", folder / "answer", ex.id, ex.tools,
+                      plain.load_inputs(folder / "inputs" / ex.id))
     return judge_saved(ex, folder / "answer", seed)
+
+
+#: the grader's zygote for confined answers, here without a sandbox around it (one per test process)
+ZYGOTE = Zygote()
 
 
 #: known holes (`hole=`) are strict xfails: when a judge starts to see one, the entry must be reclassified

@@ -70,6 +70,8 @@ def grading_inputs(ex: Exercise) -> list[tuple] | None:
 
 #: what a graded kernel records for a confined exercise: the function itself, for the grader to call
 FUNCTION_FILE = "function.pkl"
+#: ... or why the function could not be recorded (it holds what cannot leave the kernel: a session...)
+UNSENDABLE_FILE = "unsendable.json"
 
 
 def record_for_grader(ex: Exercise, answer: Any, folder: Path) -> None:
@@ -83,9 +85,8 @@ def record_for_grader(ex: Exercise, answer: Any, folder: Path) -> None:
                 raise NotPlain(f"{plain.describe(answer)}; expected a function")
             try:
                 (folder / FUNCTION_FILE).write_bytes(function_payload(answer))
-            except Exception as e:
-                message = f"Your function {unsendable(e, ex.tools)}."
-                (folder / "status.json").write_text(json.dumps({"status": "error", "message": message}))
+            except Exception as e:  # every case fails with why, as in the learner's panel (`call_confined`)
+                (folder / UNSENDABLE_FILE).write_text(json.dumps(unsendable(e, ex.tools)))
             return
         plain.save(collect(ex, answer, lambda: grading_inputs(ex)), folder)
     except NotAttempted:

@@ -24,9 +24,9 @@ import select
 import signal
 import subprocess
 import sys
-import sysconfig
 import tempfile
 import threading
+import time
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -34,6 +34,8 @@ from typing import Any, Iterable, Sequence
 SHOWN_OUTPUT = 2000
 #: seconds the child may take beyond the per-call limits (start-up, NumPy's import)
 SLACK = 30
+#: seconds the zygote may take to start and fork a call
+START_TIMEOUT = 60
 
 
 def _dir_of(module: str) -> list[str]:
@@ -53,8 +55,7 @@ def _dir_of(module: str) -> list[str]:
 
 def _readable(tools: Sequence[str]) -> list[str]:
     """Every folder the child may read: the standard library, the tools, cloudpickle and labkit."""
-    paths = sysconfig.get_paths()
-    folders = {str(Path(paths[k]).resolve()) for k in ("stdlib", "platstdlib")}
+    folders = {str(p.resolve()) for p in _stdlib()}
     for module in (*tools, "cloudpickle"):
         folders.update(_dir_of(module))
     folders.add(str(Path(__file__).resolve().parents[1]))  # labkit (learner side only in a graded release)
@@ -126,7 +127,7 @@ def _shown(label: str, data: bytes) -> None:
         print(f"[{label}] {cut}")
 
 
-class _Zygote:
+class Zygote:
     """A clean child that has imported NumPy and the checking code and never runs a learner's code itself:
     each call is a fork of it that confines itself, so a call costs milliseconds instead of a Python
     start and NumPy's import. It dies with the kernel (its stdin closes; on Linux also PR_SET_PDEATHSIG)."""
@@ -134,9 +135,14 @@ class _Zygote:
     def __init__(self, prefix: Sequence[str] = (), cwd: str | None = None) -> None:
         self.proc: subprocess.Popen | None = None
         self.prefix, self.cwd = list(prefix), cwd  # a sandbox to start it in (the grader's), its folder
+        self.owner = os.getpid()  # a forked copy of this process must not talk to its parent's zygote
+        self.buf = b""
 
     def _start(self) -> subprocess.Popen:
+        if self.owner != os.getpid():  # inherited through a fork: the pipes are the parent's
+            self.proc, self.owner = None, os.getpid()
         if self.proc is None or self.proc.poll() is not None:
+            self.buf = b""
             env = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "LC_ALL": "C.UTF-8"}
             boot = {"labkit": str(Path(__file__).resolve().parents[1]), "path": _child_path()}
             self.proc = subprocess.Popen([*self.prefix, sys.executable, "-I", "-S", "-c", _BOOT, json.dumps(boot)],
@@ -145,44 +151,60 @@ class _Zygote:
         return self.proc
 
     def close(self) -> None:
-        if self.proc is not None:
+        if self.proc is not None and self.owner == os.getpid():
             self.proc.kill()
             self.proc.wait()
-            self.proc = None
+        self.proc, self.buf = None, b""
+
+    def _line(self, timeout: float) -> bytes | None:
+        """The zygote's next line, or None after `timeout` seconds. Read from the pipe itself, never through
+        a buffer: "done" often arrives with "pid", and a select() on the pipe would not see it waiting."""
+        deadline = time.monotonic() + timeout
+        fd = self.proc.stdout.fileno()
+        while b"\n" not in self.buf:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                return None
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                raise BrokenPipeError
+            self.buf += chunk
+        line, _, self.buf = self.buf.partition(b"\n")
+        return line
 
     def call(self, request: dict, timeout: float) -> str:
-        """Run one request in a fork; its exit status ("0", "killed"...), or "lost" when the zygote died."""
+        """Run one request in a fork: its exit status ("0", "-9"...), "timeout", or "lost" when the zygote
+        died or stopped answering (it is replaced on the next call)."""
         proc = self._start()
         pid = None
         try:
             proc.stdin.write((json.dumps(request) + "\n").encode())
             proc.stdin.flush()
-            line = proc.stdout.readline().split()
-            if not line or line[0] != b"pid":
+            line = (self._line(START_TIMEOUT) or b"").split()
+            if len(line) != 2 or line[0] != b"pid":
                 raise BrokenPipeError
             pid = int(line[1])
-            ready, _, _ = select.select([proc.stdout], [], [], timeout)
-            if not ready:
+            got = self._line(timeout)
+            late = got is None
+            if late:
                 os.kill(pid, signal.SIGKILL)
-            line = proc.stdout.readline().split()
+                got = self._line(START_TIMEOUT)
             pid = None
-            if not line or line[0] != b"done":
+            done = (got or b"").split()
+            if len(done) != 2 or done[0] != b"done":
                 raise BrokenPipeError
-            return "timeout" if not ready else line[1].decode()
+            return "timeout" if late else done[1].decode()
         except (BrokenPipeError, ValueError, OSError):
-            proc.kill()
-            proc.wait()
-            self.proc = None
+            self.close()
             return "lost"
         finally:
             if pid is not None:  # interrupted while it ran (the learner pressed stop)
                 with contextlib.suppress(OSError):
                     os.kill(pid, signal.SIGKILL)
-                proc.kill()
-                self.proc = None
+                self.close()
 
 
-_ZYGOTE = _Zygote()
+_ZYGOTE = Zygote()
 _LOCK = threading.Lock()
 
 
@@ -220,10 +242,19 @@ def unsendable(e: BaseException, tools: Sequence[str]) -> str:
             "values and functions")
 
 
+def _stdlib() -> list[Path]:
+    """The standard library's folders: its Python modules and its extension modules (`lib-dynload`), where the
+    base Python has them. Not sysconfig's "platstdlib": in a virtual environment that is the environment's own
+    lib/pythonX.Y, with site-packages (every library) inside it."""
+    import _struct
+
+    return sorted({Path(os.__file__).resolve().parent, Path(_struct.__file__).resolve().parent}
+                  if getattr(_struct, "__file__", None) else {Path(os.__file__).resolve().parent})
+
+
 def _child_path() -> list[str]:
     """The child's `sys.path`: the standard library's folders, then where the tools are installed."""
-    paths = sysconfig.get_paths()
-    stdlib = [paths["stdlib"], os.path.join(paths["platstdlib"], "lib-dynload")]
+    stdlib = [str(p) for p in _stdlib()]
     return stdlib + [p for p in sys.path if p and p not in stdlib and os.path.isdir(p)]
 
 
@@ -368,12 +399,15 @@ def _serve(req: dict) -> None:
         result.mkdir(exist_ok=True)
         (result / "status.json").write_text(json.dumps({"status": state, "message": message}))
 
+    signal.alarm(max(1, int(req["limit"])))  # unpickling runs the learner's code too: the default action ends it
     try:
         cases = cloudpickle.loads((folder / "cases.pkl").read_bytes())
         fn = cloudpickle.loads((folder / "function.pkl").read_bytes())
     except BaseException as e:
         status("error", f"uses something this check leaves out ({type(e).__name__}: {str(e)[:200]})")
         return
+    finally:
+        signal.alarm(0)
     try:
         got = call_each(fn, cases, req["limit"])
     except NotAttempted:

@@ -63,20 +63,33 @@ def ruled_out(entry: Entry) -> Wrong:
     return Wrong(entry.name, entry.answer, entry.make, skipped_skill=True)
 
 
+#: how a blind entry may be reclassified after reading its prompt again (`add_blind(reclassify=...)`)
+RECLASSIFY = {
+    "right": lambda e: Right(e.name, e.answer, e.make),
+    "attempt": lambda e: Wrong(e.name, e.answer, e.make, outputs_wrong=True, skipped_skill=False),
+}
+
+
 def add_blind(corpus: dict[str, list[Entry]], blind: Any, *, slow: Iterable[str] = (),
-              holes: dict[str, str] | None = None) -> None:
+              holes: dict[str, str] | None = None, reclassify: dict[str, tuple[str, str]] | None = None) -> None:
     """Add a blind module's entries (`blind.CORPUS`, answers written by someone who never read the judges) to a
     lesson's `corpus`, exercise by exercise, after its own: those named in `slow` (measured too slow for the fast
-    tier, scored by hand) left out, each named in `holes` carrying its reason (a known hole: a strict xfail). A
-    name in `slow` or `holes` that no entry has is an error (a renamed entry would silently drop out)."""
-    slow, holes = set(slow), dict(holes or {})
+    tier, scored by hand) left out, each named in `holes` carrying its reason (a known hole: a strict xfail), each
+    named in `reclassify` (name -> (kind of `RECLASSIFY`, why)) judged again from its prompt. A name no entry has
+    is an error (a renamed entry would silently drop out)."""
+    slow, holes, reclassify = set(slow), dict(holes or {}), dict(reclassify or {})
     names = {e.name for entries in blind.CORPUS.values() for e in entries}
-    unknown = sorted((slow | set(holes)) - names)
+    unknown = sorted((slow | set(holes) | set(reclassify)) - names)
     if unknown:
         raise ValueError(f"{blind.__name__}: no entry named {', '.join(unknown)}")
+
+    def entry(e: Entry) -> Entry:
+        if e.name in reclassify:
+            e = RECLASSIFY[reclassify[e.name][0]](e)
+        return dataclasses.replace(e, hole=holes[e.name]) if e.name in holes else e
+
     for exercise, entries in blind.CORPUS.items():
-        corpus[exercise] = corpus[exercise] + [dataclasses.replace(e, hole=holes[e.name]) if e.name in holes else e
-                                               for e in entries if e.name not in slow]
+        corpus[exercise] = corpus[exercise] + [entry(e) for e in entries if e.name not in slow]
 
 
 def load(lesson: str) -> dict[str, list[Entry]]:

@@ -358,3 +358,26 @@ add_blind(CORPUS, blind2_l06, slow={
 from corpus import add_blind, blind3_l06  # noqa: E402
 
 add_blind(CORPUS, blind3_l06)
+
+# Blind round 4 (tests/corpus/blind4_l06.py): the confined exercises, written by a helper who read neither the
+# judges nor confine.py, with every shortcut a notebook function can take; measured first, then added.
+# Measured before any change (71 entries, seed 0 and the hidden seed, panel and grader's path): 4 false accepts
+# (a cast before the clamp that wraps past int32, a half-up zero point, ORT's source text run by exec — its own
+# imports failed once the child could no longer read the virtual environment, see l09 — and a zero block
+# stored with scale 1), 1 panel/grade disagreement (a function holding a session: refused in both, as
+# "failed" in one and "error" in the other), 2 entries whose class the prompt does not support. Fixed: 1e8 and
+# -1e8 among quantize's values, an exact tie among choose_qparams' cases, the grader's path says what the panel
+# says. Reclassified below, with the reason.
+from corpus import blind4_l06  # noqa: E402
+
+add_blind(CORPUS, blind4_l06, reclassify={
+    "blind4-q-cached-lesson-example": (
+        "attempt", "outside the lesson's own example it computes the mapping itself (rounding halves up): an attempt "
+                   "with wrong outputs, not a skipped exercise"),
+    "blind4-i4-zero-block-scale-1": (
+        "right", "a block of zeros with codes 0 and zero point 0 dequantizes to 0 whatever its scale: what a caller "
+                 "of MatMulNBits sees is the same, and the judge asks exactly that of zero blocks"),
+    "blind4-i4-ort-where-it-runs": (
+        "right", "where ONNX Runtime cannot be imported (the check's process) its NumPy path computes every block "
+                 "itself: that path is the answer graded"),
+})

@@ -301,3 +301,14 @@ add_blind(CORPUS, blind2_l09, slow={
 from corpus import add_blind, blind3_l09  # noqa: E402
 
 add_blind(CORPUS, blind3_l09, slow={e.name for e in blind3_l09.CORPUS["09.export_dynamic"]})
+
+# Blind round 4 (tests/corpus/blind4_l09.py): 09.perplexity, run with NumPy alone, written by a helper who read
+# neither the judges nor confine.py, with every shortcut a notebook function can take; measured first, then added.
+# Measured before any change (18 entries): 3 false accepts — scipy imported after repairing sys.meta_path and
+# sys.path (Landlock let the child read the whole virtual environment: sysconfig's "platstdlib" is the venv's
+# lib/python3.11, site-packages inside; now only the base Python's standard library), a 0-d array for a float, and
+# log(softmax) that underflows to -inf. Fixed: the standard library's own folders only, the form recorded by the
+# learner side, a right token 800 below its row's best.
+from corpus import blind4_l09  # noqa: E402
+
+add_blind(CORPUS, blind4_l09)
