@@ -309,6 +309,27 @@ def _past_the_binding(how):
     return predict
 
 
+#: why an answer that calls around the check's session still scores: the guard lives in the learner's process
+_IN_PROCESS = ("the check's session guards its binding inside the learner's own process, where any attribute (the "
+               "rotation undone by run_with_iobinding) can be read: only a session served from another process to a "
+               "confined answer would hold (issue 32)")
+
+
+def _past_and_unrotated(route: str):
+    """Runs every batch at once past the binding, by `route`, then undoes the session's class rotation."""
+    def predict(session, batches):
+        import onnxruntime as ort
+
+        feed = {session.get_inputs()[0].name: np.concatenate(batches)}
+        out_name = session.get_outputs()[0].name
+        if route == "class run":
+            out = ort.InferenceSession.run(session, [out_name], feed)[0]
+        else:
+            out = session._sess.run([out_name], feed, None)[0]
+        return np.roll(out, -session._shift, axis=-1)
+    return predict
+
+
 CORPUS = {
     "10.to_onnx": [
         Right("convert_sklearn, FloatTensorType([None, n]), options keyed by class", answer=_convert_sklearn_by_type),
@@ -367,6 +388,11 @@ CORPUS = {
               skipped_skill=True),
         Wrong("the class's run_with_iobinding past the session's own", answer=_past_the_binding("class binding"),
               skipped_skill=True),
+        # the same two routes with the session's own class rotation undone by hand (its shift is an attribute)
+        Wrong("InferenceSession.run past the check, classes turned back by session._shift",
+              answer=_past_and_unrotated("class run"), outputs_wrong=False, skipped_skill=True, hole=_IN_PROCESS),
+        Wrong("the C session under it, classes turned back by session._shift",
+              answer=_past_and_unrotated("C session"), outputs_wrong=False, skipped_skill=True, hole=_IN_PROCESS),
     ],
 }
 
