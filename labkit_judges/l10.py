@@ -308,7 +308,7 @@ def _bind_data(seed: int) -> list[tuple[bytes, list[np.ndarray], int, np.ndarray
 
 
 def _bind_cases(seed: int) -> list[tuple]:
-    return [(Make("labkit.material.l10:bound_session", (model, shift, len(batches[0]))), batches)
+    return [(Make("labkit.material.l10_bound:bound_session", (model, shift, len(batches[0]))), batches)
             for model, batches, shift, _, _ in _bind_data(seed)]
 
 
@@ -323,7 +323,7 @@ def _softmax_rows(x: np.ndarray, w: np.ndarray, b: np.ndarray) -> np.ndarray:
               "Allocate once, outside the loop: bind the output to a buffer you created, and inside the loop only change the input and run. An OrtValue's numpy() is a view of the bound buffer, which the next run overwrites.",
               'session.io_binding(), OrtValue.ortvalue_from_shape_and_type, bind_ortvalue_output, bind_cpu_input, run_with_iobinding.',
           ],
-          cases=_bind_cases, tests=BIND_TESTS, skill=BIND_TESTS)
+          cases=_bind_cases, tests=BIND_TESTS, skill=BIND_TESTS, tools=("numpy", "onnxruntime"))
 def _io_binding(outputs, seed):
     skipped = False
     for name, (_, batches, shift, w, b), got in zip(BIND_TESTS, _bind_data(seed), outputs):

@@ -84,3 +84,67 @@ def test_confined_answers_are_called_by_the_grader_not_the_kernel(tmp_path):
     assert float(rows["b_hunter"]["points"]) == 0 and "found no hidden inputs (0 seen)" in rows["b_hunter"]["message"], \
         rows["b_hunter"]
     assert rows["c_honest"]["status"] == "passed", rows["c_honest"]  # right after two hostile ones, same worker
+
+
+SOLUTION_10 = ROOT / "solutions" / "10_beyond.ipynb"
+
+BOUND = '''
+import numpy as np
+import onnxruntime as ort
+
+
+def predict_bound(session, batches):
+    out = ort.OrtValue.ortvalue_from_shape_and_type(
+        [len(batches[0]), session.get_outputs()[0].shape[1]], np.float32, "cpu")
+    binding = session.io_binding()
+    binding.bind_ortvalue_output(session.get_outputs()[0].name, out)
+    got = []
+    for x in batches:
+        binding.bind_cpu_input(session.get_inputs()[0].name, x)
+        session.run_with_iobinding(binding)
+        got.append(out.numpy().copy())
+    return np.concatenate(got)
+'''
+
+# past the check's session: the class's run on all batches, its class rotation undone by hand
+AROUND = '''
+import numpy as np
+import onnxruntime as ort
+
+
+def predict_bound(session, batches):
+    name = session.get_inputs()[0].name
+    out = ort.InferenceSession.run(session, None, {name: np.concatenate(batches)})[0]
+    return np.roll(out, -session._shift, axis=1)
+'''
+
+# a session of its own, from the model the check's session was made of
+OWN = '''
+import numpy as np
+import onnxruntime as ort
+
+
+def predict_bound(session, batches):
+    own = ort.InferenceSession(session._model_bytes, providers=["CPUExecutionProvider"])
+    out = own.run(None, {session.get_inputs()[0].name: np.concatenate(batches)})[0]
+    return np.roll(out, -session._shift, axis=1)
+'''
+
+
+def test_the_io_binding_session_is_served_to_the_answer_in_the_sandbox(tmp_path):
+    if not sandbox.bwrap_status()[0]:
+        pytest.skip("bubblewrap is not usable here: " + sandbox.bwrap_status()[1])
+    subs, out = tmp_path / "class", tmp_path / "out"
+    subs.mkdir()
+    for name, code in (("a_around", AROUND), ("b_own", OWN), ("c_honest", BOUND)):
+        (subs / f"{name}.ipynb").write_text(json.dumps(with_answers(SOLUTION_10, {"10.io_binding": code})))
+    r = subprocess.run([sys.executable, "-m", "labkit.cli", "grade", "10", str(subs), "--out", str(out),
+                        "--jobs", "1", "--no-progress", "--exercise", "10.io_binding"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=900)
+    assert r.returncode == 0, r.stderr[-3000:]
+    with open(out / "grades.csv", newline="") as f:
+        rows = {row["student"]: row for row in csv.DictReader(f) if row["exercise"] == "10.io_binding"}
+    assert float(rows["a_around"]["points"]) == 0 and "only through IO binding" in rows["a_around"]["message"], \
+        rows["a_around"]
+    assert float(rows["b_own"]["points"]) == 0 and "not available" in rows["b_own"]["message"], rows["b_own"]
+    assert rows["c_honest"]["status"] == "passed", rows["c_honest"]  # right after two that went around it

@@ -109,7 +109,7 @@ def _output_buffer(session, rows: int):
 
 def test_bound_session_refuses_run_and_a_new_output_buffer_and_survives_the_copy():
     model, batches, shift, _, _ = l10._bind_data(0)[0]
-    session = plain.materialize(plain.Make("labkit.material.l10:bound_session", (model, shift, len(batches[0]))))
+    session = plain.materialize(plain.Make("labkit.material.l10_bound:bound_session", (model, shift, len(batches[0]))))
     assert isinstance(session, ort.InferenceSession)
     with pytest.raises(RuntimeError, match="only through IO binding"):
         session.run(None, {session.get_inputs()[0].name: batches[0]})
@@ -133,7 +133,7 @@ def test_bound_session_wants_the_output_bound_before_the_loop_and_one_batch_per_
     the first run, one batch per run, is not."""
     model, batches, shift, _, _ = l10._bind_data(0)[0]
     rows = len(batches[0])
-    make = plain.Make("labkit.material.l10:bound_session", (model, shift, rows))
+    make = plain.Make("labkit.material.l10_bound:bound_session", (model, shift, rows))
     session = plain.materialize(make)
     name_in, name_out = session.get_inputs()[0].name, session.get_outputs()[0].name
     binding = session.io_binding()
@@ -162,7 +162,7 @@ def test_only_the_sessions_own_binding_gives_the_models_outputs():
     past it, its C session, a session of the same bytes give them rotated (10.io_binding's process is judged by
     what it produces, not by a method an answer can call around)."""
     model, batches, shift, w, b = l10._bind_data(0)[0]
-    session = plain.materialize(plain.Make("labkit.material.l10:bound_session", (model, shift)))
+    session = plain.materialize(plain.Make("labkit.material.l10_bound:bound_session", (model, shift)))
     want = l10._softmax_rows(batches[0], w, b)
     name_in, name_out = session.get_inputs()[0].name, session.get_outputs()[0].name
     binding = session.io_binding()

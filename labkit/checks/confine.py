@@ -36,6 +36,8 @@ SHOWN_OUTPUT = 2000
 SLACK = 30
 #: seconds the zygote may take to start and fork a call
 START_TIMEOUT = 60
+#: tools an answer reaches through a stand-in for the check's own objects (`served`), never the library
+SERVED = {"onnxruntime"}
 
 
 def _dir_of(module: str) -> list[str]:
@@ -56,7 +58,7 @@ def _dir_of(module: str) -> list[str]:
 def _readable(tools: Sequence[str]) -> list[str]:
     """Every folder the child may read: the standard library, the tools, cloudpickle and labkit."""
     folders = {str(p.resolve()) for p in _stdlib()}
-    for module in (*tools, "cloudpickle"):
+    for module in (*(t for t in tools if t not in SERVED), "cloudpickle"):
         folders.update(_dir_of(module))
     folders.add(str(Path(__file__).resolve().parents[1]))  # labkit (learner side only in a graded release)
     return sorted(folders)
@@ -89,7 +91,7 @@ def request(folder: str | os.PathLike, fn_payload: bytes, cases: list, tools: Se
     folder = Path(folder)
     (folder / "function.pkl").write_bytes(fn_payload)
     (folder / "cases.pkl").write_bytes(pickle.dumps(cases))
-    only = " and ".join("NumPy" if t == "numpy" else t for t in tools)
+    only = only_words(tools)
     return {"dir": str(folder), "result": result, "read": _readable(tools), "tools": list(tools), "only": only,
             "limit": limit}
 
@@ -233,9 +235,14 @@ def call_confined(fn: Any, cases: Iterable[tuple], tools: Sequence[str], time_li
         return outputs(Path(tmp) / "result", len(cases), ended, limit)
 
 
+def only_words(tools: Sequence[str]) -> str:
+    """What a confined answer may use, for messages: "NumPy", "NumPy, the check's session"."""
+    return ", ".join("NumPy" if t == "numpy" else "the check's session" if t in SERVED else t for t in tools)
+
+
 def unsendable(e: BaseException, tools: Sequence[str]) -> str:
     """Why a function could not be pickled for its confined call, for the learner."""
-    only = " and ".join("NumPy" if t == "numpy" else t for t in tools)
+    only = only_words(tools)
     why = f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
     return (f"could not be handed to the check's separate process ({why}): this check runs your function with "
             f"only {only} and Python's standard library, so it may use nothing else from the notebook but plain "
@@ -329,11 +336,15 @@ class _OnlyTools:
     """An import hook that names what is missing: the standard library and the tools import, nothing else.
     (With Landlock this only words the message; without it, it is all there is.)"""
 
-    def __init__(self, allowed: set[str], only: str):
-        self.allowed, self.only = allowed, only
+    def __init__(self, allowed: set[str], only: str, served: set[str] = frozenset()):
+        self.allowed, self.only, self.served = allowed, only, served
 
     def find_spec(self, name, path=None, target=None):
         top = name.partition(".")[0]
+        if top in self.served:  # only what the stand-in has (`served.stand_in`), already in sys.modules
+            from .served import WHERE
+
+            raise ModuleNotFoundError(f"No module named {name!r} in this check: {WHERE}", name=name)
         if top in self.allowed or top in sys.stdlib_module_names:
             return None
         raise ModuleNotFoundError(f"No module named {top!r} in this check: it runs your function with only "
@@ -373,6 +384,8 @@ def zygote_main() -> None:
 
 def _serve(req: dict) -> None:
     """In a fork of the zygote: confine, load the cases and the function, and call it on every case."""
+    import pickle
+
     import cloudpickle
 
     from .. import plain
@@ -387,10 +400,15 @@ def _serve(req: dict) -> None:
     sys.stdin.close()
     os.close(0)
     tools = set(req["tools"])
-    for tool in tools:
+    for tool in tools - SERVED:
         __import__(tool)
+    served = None
+    if tools & SERVED:  # the server is forked (and builds the test inputs) before this process confines itself
+        from . import served as stand_in
+
+        served = stand_in.connect(pickle.loads((folder / "cases.pkl").read_bytes()), str(folder))
     landlock(req["read"], str(folder))
-    sys.meta_path.insert(0, _OnlyTools(tools | {"cloudpickle", "labkit"}, req["only"]))
+    sys.meta_path.insert(0, _OnlyTools(tools | {"cloudpickle", "labkit"}, req["only"], tools & SERVED))
     os.chdir(folder)
     os.environ.update({"TMPDIR": str(folder), "HOME": str(folder)})
     result = folder / req["result"]
@@ -401,7 +419,7 @@ def _serve(req: dict) -> None:
 
     signal.alarm(max(1, int(req["limit"])))  # unpickling runs the learner's code too: the default action ends it
     try:
-        cases = cloudpickle.loads((folder / "cases.pkl").read_bytes())
+        cases = served if served is not None else cloudpickle.loads((folder / "cases.pkl").read_bytes())
         fn = cloudpickle.loads((folder / "function.pkl").read_bytes())
     except BaseException as e:
         status("error", f"uses something this check leaves out ({type(e).__name__}: {str(e)[:200]})")

@@ -17,7 +17,7 @@ declare('10.placement', title='Predict which provider runs each node', points=2,
     'A provider this build does not have is skipped; with session.disable_cpu_ep_fallback set, a node left for the CPU makes session creation fail (answer None).',
 ])
 
-declare('10.io_binding', title='A loop that allocates nothing new', points=3, kind='function', hint=[
+declare('10.io_binding', title='A loop that allocates nothing new', points=3, kind='function', tools=('numpy', 'onnxruntime'), hint=[
     "Allocate once, outside the loop: bind the output to a buffer you created, and inside the loop only change the input and run. An OrtValue's numpy() is a view of the bound buffer, which the next run overwrites.",
     'session.io_binding(), OrtValue.ortvalue_from_shape_and_type, bind_ortvalue_output, bind_cpu_input, run_with_iobinding.',
 ])

@@ -28,7 +28,7 @@ NOT_GUARANTEED_UNPRIVILEGED = (
     "the kernel sees the whole file system with ordinary permissions: whatever is world-readable (the Python "
     "environment, the course package) it can read; the answers are safe only because they are readable by root only",
     "the kernel has the network and sees the other processes (not their memory or files)",
-    "one uid runs every kernel: while another submission's confined answers (06, 09) are being called, a kernel "
+    "one uid runs every kernel: while another submission's confined answers (06, 09, 10) are being called, a kernel "
     "could read their hidden inputs",
 )
 
@@ -132,7 +132,8 @@ def course_path(uid: int, tmp_root: Path, confined: tuple[str, ...] = ()) -> str
     if confined and not can_start_python(uid):
         folder = private_folder(Path(os.path.realpath(python)))
         raise GradeError(f"--unprivileged-user: the kernels' uid {uid} cannot start {python} ({folder} is private), "
-                         f"and {', '.join(confined)} run each answer in a Python of its own with NumPy alone; "
+                         f"and {', '.join(confined)} {'runs its' if len(confined) == 1 else 'run their'} answers in a "
+                         "confined Python of its own; "
                          + fix.format(folder=folder))
     pkg = Path(labkit.__file__).resolve().parent
     if unreachable(uid, [pkg / "__init__.py"]) == []:

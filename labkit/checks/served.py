@@ -1,0 +1,593 @@
+"""Learner side: a confined answer's only way to ONNX Runtime is the session the check hands it.
+
+A process skill ("run every batch through one IO binding") is not judged by patching a Python method:
+an answer can call the class's `run` past the patch, the C session under it, or build a session of its
+own from the model. So an exercise with `tools=("numpy", "onnxruntime")` runs its answer confined
+(`confine`), where the real onnxruntime cannot be imported or read, and its `onnxruntime` is this
+module: a stand-in whose `InferenceSession`, `IOBinding` and `OrtValue` reach the check's own session
+in another process (the *server*, forked before the answer's process confines itself; it refuses what
+the skill excludes). The model, its weights and the real library stay on the server's side.
+
+Tensors cross by shared memory (a memfd mapped on both sides), so an `OrtValue`'s `numpy()` is a view
+of the buffer the session writes, and a caller's array bound as an input is read when the session
+runs, as ONNX Runtime does on the CPU. The protocol is JSON plus raw array bytes: nothing the answer
+sends is unpickled or executed by the server.
+"""
+from __future__ import annotations
+
+import json
+import mmap
+import os
+import socket
+import struct
+import sys
+import types
+from typing import Any
+
+import numpy as np
+
+#: the bytes one tensor, and all tensors of one call, may hold on the server
+TENSOR_LIMIT, TOTAL_LIMIT = 256 << 20, 1 << 30
+#: why the stand-in has no more than it has: said in every refusal
+WHERE = ("in this check onnxruntime is a stand-in that reaches the session the check gives you "
+         "(InferenceSession, IOBinding and OrtValue on the CPU)")
+
+
+# ---------------------------------------------------------------- wire: JSON, arrays, file descriptors
+
+
+def _send(sock: socket.socket, msg: dict, arrays: tuple = (), fds: tuple = ()) -> None:
+    arrays = [np.ascontiguousarray(a) for a in arrays]
+    head = json.dumps({**msg, "arrays": [[a.dtype.str, list(a.shape)] for a in arrays]}).encode()
+    data = b"".join(struct.pack(">Q", len(f)) + f for f in [head, *(a.tobytes() for a in arrays)])
+    socket.send_fds(sock, [data[:8]], list(fds))  # the descriptors ride on the first bytes
+    sock.sendall(data[8:])
+
+
+def _exact(sock: socket.socket, n: int) -> bytes:
+    parts, left = [], n
+    while left:
+        chunk = sock.recv(min(left, 1 << 20))
+        if not chunk:
+            raise EOFError("the check's session closed")
+        parts.append(chunk)
+        left -= len(chunk)
+    return b"".join(parts)
+
+
+def _recv(sock: socket.socket) -> tuple[dict, list[np.ndarray], list[int]]:
+    first, fds, _, _ = socket.recv_fds(sock, 8, 4)
+    if not first:
+        raise EOFError("the check's session closed")
+    size = struct.unpack(">Q", first + _exact(sock, 8 - len(first)))[0]
+    if size > 1 << 20:
+        raise ValueError("message too long")
+    msg = json.loads(_exact(sock, size))
+    arrays = []
+    for dtype, shape in msg.pop("arrays", []):
+        dt = _dtype(dtype)
+        n = struct.unpack(">Q", _exact(sock, 8))[0]
+        if n != dt.itemsize * int(np.prod(shape, dtype=np.int64)) or n > TENSOR_LIMIT:
+            raise ValueError("array size does not match its shape")
+        arrays.append(np.frombuffer(_exact(sock, n), dtype=dt).reshape(shape).copy())
+    return msg, arrays, list(fds)
+
+
+def _dtype(spec: Any) -> np.dtype:
+    dt = np.dtype(spec)
+    if dt.kind not in "biuf":
+        raise TypeError(f"tensors of dtype {dt} are not supported in this check")
+    return dt
+
+
+def _shared(nbytes: int) -> tuple[int, mmap.mmap | None]:
+    """A new shared buffer of `nbytes`: its file descriptor and this side's mapping."""
+    if hasattr(os, "memfd_create"):
+        fd = os.memfd_create("labkit-tensor", os.MFD_CLOEXEC)
+    else:  # macOS: an unlinked file in the call's own folder
+        import tempfile
+
+        fd, path = tempfile.mkstemp(dir=".")
+        os.unlink(path)
+    os.ftruncate(fd, nbytes)
+    return fd, (mmap.mmap(fd, nbytes) if nbytes else None)
+
+
+# ---------------------------------------------------------------- the answer's side: the stand-in module
+
+
+class _Link:
+    """The answer's connection to the server; broken for good once a call was cut short."""
+
+    sock: socket.socket | None = None
+    broken = ""
+
+    @classmethod
+    def call(cls, op: str, arrays: tuple = (), fds: tuple = (), **kw: Any) -> tuple[dict, list[np.ndarray]]:
+        if cls.sock is None or cls.broken:
+            raise RuntimeError(cls.broken or f"no session to talk to: {WHERE}")
+        cls.broken = "the check's session stopped answering after an earlier call was interrupted"
+        _send(cls.sock, {"op": op, **kw}, arrays, fds)
+        reply, out, _ = _recv(cls.sock)
+        cls.broken = ""
+        if "error" in reply:
+            raise RuntimeError(reply["error"])
+        return reply, out
+
+
+class NodeArg:
+    """An input or output of the session: name, shape, type (as ONNX Runtime's NodeArg)."""
+
+    def __init__(self, name: str, shape: list, type: str):
+        self.name, self.shape, self.type = name, shape, type
+
+    def __repr__(self) -> str:
+        return f"NodeArg(name={self.name!r}, type={self.type!r}, shape={self.shape})"
+
+
+class OrtValue:
+    """A CPU tensor shared with the session's side. Made by `ortvalue_from_numpy` (it wraps your contiguous
+    array, as ONNX Runtime does) or `ortvalue_from_shape_and_type` (a new buffer)."""
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        raise TypeError("make an OrtValue with OrtValue.ortvalue_from_numpy or "
+                        "OrtValue.ortvalue_from_shape_and_type")
+
+    @classmethod
+    def _over(cls, host: np.ndarray, mirrored: bool) -> "OrtValue":
+        self = object.__new__(cls)
+        nbytes = host.nbytes
+        if nbytes > TENSOR_LIMIT:
+            raise RuntimeError(f"a tensor of {nbytes} bytes is larger than this check allows")
+        fd, mm = _shared(nbytes)
+        try:
+            self._mm = mm
+            self._shm = np.ndarray(host.shape, host.dtype, buffer=mm) if mm is not None else host.copy()
+            if mirrored:
+                self._shm[...] = host
+            else:
+                host = self._shm
+            self._host, self._mirrored = host, mirrored
+            reply, _ = _Link.call("value.new", dtype=host.dtype.str, shape=list(host.shape),
+                                  fds=(fd,) if mm is not None else ())
+            self._vid = reply["vid"]
+        finally:
+            os.close(fd)
+        return self
+
+    @classmethod
+    def ortvalue_from_numpy(cls, numpy_obj: np.ndarray, device_type: str = "cpu", device_id: int = 0,
+                            vendor_id: int = -1) -> "OrtValue":
+        _cpu(device_type)
+        arr = np.asarray(numpy_obj)
+        _dtype(arr.dtype)
+        wraps = arr.flags.c_contiguous and arr.flags.writeable
+        return cls._over(arr if wraps else np.ascontiguousarray(arr).copy(), mirrored=True)
+
+    @classmethod
+    def ortvalue_from_shape_and_type(cls, shape: Any, element_type: Any, device_type: str = "cpu",
+                                     device_id: int = 0, vendor_id: int = -1) -> "OrtValue":
+        _cpu(device_type)
+        shape = [int(d) for d in shape]
+        if any(d < 0 for d in shape):
+            raise ValueError(f"a shape of sizes >= 0, got {shape}")
+        return cls._over(np.zeros(shape, _dtype(element_type)), mirrored=False)
+
+    def _push(self) -> None:
+        if self._mirrored:
+            self._shm[...] = self._host
+
+    def _pull(self) -> None:
+        if self._mirrored:
+            self._host[...] = self._shm
+
+    def numpy(self) -> np.ndarray:
+        return self._host.view()
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        out = self._host.view() if dtype is None else self._host.astype(dtype)
+        return out.copy() if copy else out
+
+    def shape(self) -> list[int]:
+        return list(self._host.shape)
+
+    def data_ptr(self) -> int:
+        return int(self._host.ctypes.data)
+
+    def element_type(self) -> str:
+        return f"tensor({_ONNX_NAMES.get(self._host.dtype.str[1:], self._host.dtype.name)})"
+
+    data_type = element_type
+
+    def device_name(self) -> str:
+        return "cpu"
+
+    def has_value(self) -> bool:
+        return True
+
+    def is_tensor(self) -> bool:
+        return True
+
+    def tensor_size_in_bytes(self) -> int:
+        return int(self._host.nbytes)
+
+    def update_inplace(self, np_arr: np.ndarray) -> None:
+        arr = np.asarray(np_arr)
+        if arr.dtype != self._host.dtype or arr.size != self._host.size:
+            raise RuntimeError(f"update_inplace: expected {self._host.size} values of {self._host.dtype}, "
+                               f"got {arr.size} of {arr.dtype}")
+        self._host.reshape(-1)[...] = arr.reshape(-1)
+
+
+_ONNX_NAMES = {"f4": "float", "f8": "double", "f2": "float16", "i8": "int64", "i4": "int32", "i2": "int16",
+               "i1": "int8", "u1": "uint8", "u2": "uint16", "u4": "uint32", "u8": "uint64", "b1": "bool"}
+
+
+#: numpy dtypes of ONNX's TensorProto element types
+_ONNX_TYPES = {1: "f4", 2: "u1", 3: "i1", 4: "u2", 5: "i2", 6: "i4", 7: "i8", 9: "b1", 10: "f2", 11: "f8", 12: "u4",
+               13: "u8"}
+
+
+def _cpu(device_type: str) -> None:
+    if str(device_type).lower() != "cpu":
+        raise RuntimeError(f"device {device_type!r}: this check's session runs on the CPU")
+
+
+def _at(ptr: int, element_type: Any, shape: Any) -> np.ndarray:
+    """The caller's memory at `ptr` as an array (what ONNX Runtime reads or writes for a raw pointer)."""
+    import ctypes
+
+    dt, shape = _dtype(element_type), [int(d) for d in shape]
+    n = dt.itemsize * int(np.prod(shape, dtype=np.int64))
+    return np.frombuffer((ctypes.c_char * n).from_address(int(ptr)), dtype=dt).reshape(shape) if n else \
+        np.zeros(shape, dt)
+
+
+class IOBinding:
+    """Inputs and outputs bound once, for `InferenceSession.run_with_iobinding` (ONNX Runtime's API)."""
+
+    def __init__(self, session: "InferenceSession"):
+        self._sid = session._sid
+        self._bid = _Link.call("binding.new", sid=self._sid)[0]["bid"]
+        self._inputs: dict[str, OrtValue] = {}
+        self._outputs: dict[str, OrtValue | None] = {}
+
+    def _bind(self, which: str, name: str, value: OrtValue) -> None:
+        if not isinstance(value, OrtValue):
+            raise TypeError(f"bind_ortvalue_{which}: expected an OrtValue, got {type(value).__name__}")
+        _Link.call("binding.bind", bid=self._bid, name=str(name), vid=value._vid, which=which)
+        (self._inputs if which == "input" else self._outputs)[str(name)] = value
+
+    def bind_cpu_input(self, name: str, arr_on_cpu: np.ndarray) -> None:
+        self._bind("input", name, OrtValue.ortvalue_from_numpy(arr_on_cpu))
+
+    def bind_ortvalue_input(self, name: str, ortvalue: OrtValue) -> None:
+        self._bind("input", name, ortvalue)
+
+    def bind_input(self, name: str, device_type: str, device_id: int, element_type: Any, shape: Any,
+                   buffer_ptr: int) -> None:
+        _cpu(device_type)
+        self._bind("input", name, self._value_at(buffer_ptr, element_type, shape))
+
+    def bind_ortvalue_output(self, name: str, ortvalue: OrtValue) -> None:
+        self._bind("output", name, ortvalue)
+
+    def bind_output(self, name: str, device_type: str = "cpu", device_id: int = 0, element_type: Any = None,
+                    shape: Any = None, buffer_ptr: int | None = None) -> None:
+        _cpu(device_type)
+        if buffer_ptr is None:  # the session allocates it when it runs
+            _Link.call("binding.bind_output", bid=self._bid, name=str(name))
+            self._outputs[str(name)] = None
+        else:
+            self._bind("output", name, self._value_at(buffer_ptr, element_type, shape))
+
+    def _value_at(self, ptr: int, element_type: Any, shape: Any) -> OrtValue:
+        for v in (*self._inputs.values(), *self._outputs.values(), *_Made.values):
+            if v is not None and v.data_ptr() == int(ptr) and v.shape() == [int(d) for d in shape]:
+                return v
+        return OrtValue._over(_at(ptr, element_type, shape), mirrored=True)
+
+    def get_outputs(self) -> list[OrtValue]:
+        reply, arrays = _Link.call("binding.outputs", bid=self._bid)
+        by_vid = {v._vid: v for v in self._outputs.values() if v is not None}
+        got, it = [], iter(arrays)
+        for vid in reply["vids"]:
+            got.append(by_vid[vid] if vid in by_vid else OrtValue._over(next(it), mirrored=True))
+        return got
+
+    get_outputs_as_ortvaluevector = get_outputs
+
+    def copy_outputs_to_cpu(self) -> list[np.ndarray]:
+        return [v.numpy().copy() for v in self.get_outputs()]
+
+    def clear_binding_inputs(self) -> None:
+        _Link.call("binding.clear", bid=self._bid, which="input")
+        self._inputs.clear()
+
+    def clear_binding_outputs(self) -> None:
+        _Link.call("binding.clear", bid=self._bid, which="output")
+        self._outputs.clear()
+
+    def synchronize_inputs(self) -> None:
+        pass
+
+    def synchronize_outputs(self) -> None:
+        pass
+
+
+class _Made:
+    values: list[OrtValue] = []  # every value made by a raw pointer, so one pointer keeps one buffer
+
+
+class InferenceSession:
+    """The check's session, seen from the answer's process: ONNX Runtime's methods, run on the other side."""
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        raise RuntimeError(f"a session of your own cannot be made here: {WHERE}")
+
+    @classmethod
+    def _remote(cls, index: int) -> "InferenceSession":
+        self = object.__new__(cls)
+        reply, _ = _Link.call("open", index=index)
+        self._sid = reply["sid"]
+        self._meta = reply["meta"]
+        return self
+
+    def __getattr__(self, name: str) -> Any:
+        raise AttributeError(f"session.{name} is not available: {WHERE}")
+
+    def get_inputs(self) -> list[NodeArg]:
+        return [NodeArg(*a) for a in self._meta["inputs"]]
+
+    def get_outputs(self) -> list[NodeArg]:
+        return [NodeArg(*a) for a in self._meta["outputs"]]
+
+    def get_providers(self) -> list[str]:
+        return list(self._meta["providers"])
+
+    def io_binding(self) -> IOBinding:
+        return IOBinding(self)
+
+    def create_ortvalue_from_shape_and_type(self, shape: Any, element_type: Any, device_type: str,
+                                            device_id: int = 0, vendor_id: int = -1) -> OrtValue:
+        """An OrtValue from "this session's allocator" (here as any other: a new shared buffer)."""
+        if isinstance(element_type, int):  # an ONNX TensorProto type
+            element_type = _ONNX_TYPES.get(element_type, "O")
+        return OrtValue.ortvalue_from_shape_and_type(shape, element_type, device_type, device_id)
+
+    def run(self, output_names: Any, input_feed: dict, run_options: Any = None) -> list[np.ndarray]:
+        names = list(input_feed)
+        _, out = _Link.call("session.run", sid=self._sid, outputs=None if output_names is None else list(output_names),
+                            inputs=names, arrays=tuple(np.asarray(input_feed[n]) for n in names))
+        return out
+
+    def run_with_ort_values(self, output_names: Any, input_dict_ort_values: dict, run_options: Any = None) -> list:
+        raise RuntimeError("run_with_ort_values: this check's session runs only through IO binding")
+
+    def run_with_iobinding(self, iobinding: IOBinding, run_options: Any = None) -> None:
+        if not isinstance(iobinding, IOBinding):
+            raise TypeError(f"run_with_iobinding: expected session.io_binding(), got {type(iobinding).__name__}")
+        for v in iobinding._inputs.values():
+            v._push()
+        _Link.call("session.run_with_iobinding", sid=self._sid, bid=iobinding._bid)
+        for v in iobinding._outputs.values():
+            if v is not None:
+                v._pull()
+
+    def __deepcopy__(self, memo: dict) -> "InferenceSession":
+        copy = object.__new__(type(self))
+        copy._sid, copy._meta = _Link.call("session.copy", sid=self._sid)[0]["sid"], self._meta
+        return copy
+
+
+class SessionOptions:
+    def __init__(self, *args: Any, **kwargs: Any):
+        raise RuntimeError(f"SessionOptions: {WHERE}")
+
+
+class RunOptions:
+    """Accepted and ignored (a run's tag or log level changes nothing here)."""
+
+
+def get_available_providers() -> list[str]:
+    return ["CPUExecutionProvider"]
+
+
+def get_device() -> str:
+    return "CPU"
+
+
+class _Remote:
+    """Stands in a case for a test input built on the server: the fresh copy a call gets is the session."""
+
+    def __init__(self, index: int):
+        self.index = index
+
+    def __deepcopy__(self, memo: dict) -> InferenceSession:
+        return InferenceSession._remote(self.index)
+
+
+def _module_getattr(name: str) -> Any:
+    raise AttributeError(f"onnxruntime.{name} is not available: {WHERE}")
+
+
+def stand_in() -> dict[str, types.ModuleType]:
+    """The modules `onnxruntime` and the submodule its classes come from (a function that names
+    `onnxruntime.capi.onnxruntime_inference_collection.OrtValue` by reference finds it here)."""
+    top = types.ModuleType("onnxruntime", __doc__)
+    inner = types.ModuleType("onnxruntime.capi.onnxruntime_inference_collection")
+    capi = types.ModuleType("onnxruntime.capi")
+    for mod in (top, inner):
+        for obj in (InferenceSession, IOBinding, OrtValue, NodeArg, SessionOptions, RunOptions,
+                    get_available_providers, get_device):
+            setattr(mod, obj.__name__, obj)
+        mod.__getattr__ = _module_getattr
+    capi.onnxruntime_inference_collection = inner
+    capi.__getattr__ = _module_getattr
+    top.capi = capi
+    top.__path__, capi.__path__ = [], []  # packages: importing anything else below them asks `confine._OnlyTools`
+    top.__version__ = "served"
+    return {"onnxruntime": top, "onnxruntime.capi": capi, inner.__name__: inner}
+
+
+def connect(cases: list, folder: str) -> list:
+    """Before the answer's process confines itself: fork the server with every `Make` in `cases`, and
+    return the cases with each `Make` replaced by a stand-in for what the server built of it."""
+    from ..plain import Make
+
+    makes: list = []
+
+    def swap(x: Any) -> Any:
+        if isinstance(x, Make):
+            makes.append(x)
+            return _Remote(len(makes) - 1)
+        if isinstance(x, (list, tuple)):
+            return type(x)(swap(v) for v in x)
+        if isinstance(x, dict):
+            return {k: swap(v) for k, v in x.items()}
+        return x
+
+    cases = [swap(c) for c in cases]
+    ours, theirs = socket.socketpair()
+    pid = os.fork()
+    if pid == 0:
+        ours.close()
+        try:
+            serve(theirs, makes, folder)
+        finally:
+            os._exit(0)
+    theirs.close()
+    _Link.sock = ours
+    sys.modules.update(stand_in())
+    return cases
+
+
+# ---------------------------------------------------------------- the server's side
+
+
+def serve(sock: socket.socket, makes: list, folder: str) -> None:
+    """Build each test input, confine this process to reading nothing more, and answer requests until the
+    answer's process is gone."""
+    import signal
+
+    from ..plain import materialize
+    from .confine import landlock
+
+    signal.signal(signal.SIGALRM, signal.SIG_IGN)
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG: go with the answer's process
+    built = [materialize(m) for m in makes]
+    landlock([], folder)
+    state = _Server(built)
+    while True:
+        try:
+            msg, arrays, fds = _recv(sock)
+        except (EOFError, OSError, ValueError):
+            return
+        try:
+            reply, out = state.handle(msg, arrays, fds)
+        except Exception as e:  # the session's refusal or ONNX Runtime's error, said to the answer
+            text = str(e).strip().splitlines()
+            reply, out = {"error": (text[0] if text else type(e).__name__)[:400]}, ()
+        finally:
+            for fd in fds:
+                os.close(fd)
+        try:
+            _send(sock, reply, out)
+        except OSError:
+            return
+
+
+class _Server:
+    """The objects the answer may reach, by number: the built sessions, their bindings, shared tensors."""
+
+    def __init__(self, built: list):
+        self.built, self.opened = built, set()
+        self.objects: dict[int, Any] = {}
+        self.total = 0
+
+    def _add(self, obj: Any) -> int:
+        self.objects[len(self.objects) + 1] = obj
+        return len(self.objects)
+
+    def _get(self, key: Any, kind: type | tuple) -> Any:
+        obj = self.objects.get(key) if isinstance(key, int) else None
+        if not isinstance(obj, kind):
+            raise ValueError("unknown object")
+        return obj
+
+    def handle(self, msg: dict, arrays: list, fds: list) -> tuple[dict, tuple]:
+        import onnxruntime as ort
+
+        op = msg.get("op")
+        if op == "open":
+            i = msg.get("index")
+            if not isinstance(i, int) or not 0 <= i < len(self.built) or i in self.opened:
+                raise ValueError("unknown test input")
+            self.opened.add(i)
+            return self._session(self.built[i]), ()
+        if op == "session.copy":
+            import copy
+
+            return self._session(copy.deepcopy(self._get(msg.get("sid"), ort.InferenceSession))), ()
+        if op == "session.run":
+            sess = self._get(msg.get("sid"), ort.InferenceSession)
+            names = [str(n) for n in msg.get("inputs", [])]
+            outs = msg.get("outputs")
+            return {}, tuple(np.asarray(o) for o in sess.run(outs and [str(n) for n in outs],
+                                                               dict(zip(names, arrays))))
+        if op == "binding.new":
+            return {"bid": self._add(self._get(msg.get("sid"), ort.InferenceSession).io_binding())}, ()
+        if op == "value.new":
+            return {"vid": self._value(msg, fds)}, ()
+        binding = self._get(msg.get("bid"), ort.IOBinding)
+        if op == "binding.bind":
+            value = self._get(msg.get("vid"), tuple)[0]
+            which = msg.get("which")
+            (binding.bind_ortvalue_input if which == "input" else binding.bind_ortvalue_output)(str(msg["name"]), value)
+            return {}, ()
+        if op == "binding.bind_output":
+            binding.bind_output(str(msg["name"]), "cpu")
+            return {}, ()
+        if op == "binding.clear":
+            (binding.clear_binding_inputs if msg.get("which") == "input" else binding.clear_binding_outputs)()
+            return {}, ()
+        if op == "binding.outputs":
+            ours = {v[0].data_ptr(): k for k, v in self.objects.items() if isinstance(v, tuple)}
+            vids, out = [], []
+            for value in binding.get_outputs():
+                vids.append(ours.get(value.data_ptr()))
+                if vids[-1] is None:
+                    out.append(np.asarray(value.numpy()))
+            return {"vids": vids}, tuple(out)
+        if op == "session.run_with_iobinding":
+            self._get(msg.get("sid"), ort.InferenceSession).run_with_iobinding(binding)
+            return {}, ()
+        raise ValueError(f"unknown request {op!r}")
+
+    def _session(self, sess: Any) -> dict:
+        def args(nodes: list) -> list:
+            return [[n.name, [d if isinstance(d, (int, str)) else None for d in n.shape], n.type] for n in nodes]
+
+        meta = {"inputs": args(sess.get_inputs()), "outputs": args(sess.get_outputs()),
+                "providers": sess.get_providers()}
+        return {"sid": self._add(sess), "meta": meta}
+
+    def _value(self, msg: dict, fds: list) -> int:
+        import onnxruntime as ort
+
+        dt, shape = _dtype(msg.get("dtype")), [int(d) for d in msg.get("shape", [])]
+        nbytes = dt.itemsize * int(np.prod(shape, dtype=np.int64))
+        if any(d < 0 for d in shape) or nbytes > TENSOR_LIMIT or self.total + nbytes > TOTAL_LIMIT:
+            raise ValueError("this check allows no tensor that large")
+        if nbytes:
+            if len(fds) != 1 or os.fstat(fds[0]).st_size < nbytes:
+                raise ValueError("a tensor's buffer is missing")
+            host = np.ndarray(shape, dt, buffer=mmap.mmap(fds[0], nbytes))
+        else:
+            host = np.zeros(shape, dt)
+        self.total += nbytes
+        value = ort.OrtValue.ortvalue_from_numpy(host)  # wraps the shared buffer: the session writes into it
+        return self._add((value, host))
