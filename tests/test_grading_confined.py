@@ -67,19 +67,25 @@ def quantize(x, scale, zero_point, qmin, qmax):
 '''
 
 
-def test_confined_answers_are_called_by_the_grader_not_the_kernel(tmp_path):
+def graded(tmp_path: Path, solution: Path, exercise: str, answers: dict[str, str]) -> dict[str, dict]:
+    """`exercise`'s row in grades.csv per learner, each learner the `solution` with their answer, all graded
+    by one worker in bubblewrap (in the order of their names)."""
     if not sandbox.bwrap_status()[0]:
         pytest.skip("bubblewrap is not usable here: " + sandbox.bwrap_status()[1])
     subs, out = tmp_path / "class", tmp_path / "out"
     subs.mkdir()
-    for name, code in (("a_library", LIBRARY), ("b_hunter", HUNTER), ("c_honest", HONEST)):
-        (subs / f"{name}.ipynb").write_text(json.dumps(with_answers(SOLUTION, {"06.quantize": code})))
-    r = subprocess.run([sys.executable, "-m", "labkit.cli", "grade", "06", str(subs), "--out", str(out),
-                        "--jobs", "1", "--no-progress", "--exercise", "06.quantize"],
-                       capture_output=True, text=True, cwd=ROOT, timeout=600)
+    for name, code in answers.items():
+        (subs / f"{name}.ipynb").write_text(json.dumps(with_answers(solution, {exercise: code})))
+    r = subprocess.run([sys.executable, "-m", "labkit.cli", "grade", exercise[:2], str(subs), "--out", str(out),
+                        "--jobs", "1", "--no-progress", "--exercise", exercise],
+                       capture_output=True, text=True, cwd=ROOT, timeout=900)
     assert r.returncode == 0, r.stderr[-3000:]
     with open(out / "grades.csv", newline="") as f:
-        rows = {row["student"]: row for row in csv.DictReader(f) if row["exercise"] == "06.quantize"}
+        return {row["student"]: row for row in csv.DictReader(f) if row["exercise"] == exercise}
+
+
+def test_confined_answers_are_called_by_the_grader_not_the_kernel(tmp_path):
+    rows = graded(tmp_path, SOLUTION, "06.quantize", {"a_library": LIBRARY, "b_hunter": HUNTER, "c_honest": HONEST})
     assert float(rows["a_library"]["points"]) == 0 and "onnx" in rows["a_library"]["message"], rows["a_library"]
     assert float(rows["b_hunter"]["points"]) == 0 and "found no hidden inputs (0 seen)" in rows["b_hunter"]["message"], \
         rows["b_hunter"]
@@ -132,18 +138,7 @@ def predict_bound(session, batches):
 
 
 def test_the_io_binding_session_is_served_to_the_answer_in_the_sandbox(tmp_path):
-    if not sandbox.bwrap_status()[0]:
-        pytest.skip("bubblewrap is not usable here: " + sandbox.bwrap_status()[1])
-    subs, out = tmp_path / "class", tmp_path / "out"
-    subs.mkdir()
-    for name, code in (("a_around", AROUND), ("b_own", OWN), ("c_honest", BOUND)):
-        (subs / f"{name}.ipynb").write_text(json.dumps(with_answers(SOLUTION_10, {"10.io_binding": code})))
-    r = subprocess.run([sys.executable, "-m", "labkit.cli", "grade", "10", str(subs), "--out", str(out),
-                        "--jobs", "1", "--no-progress", "--exercise", "10.io_binding"],
-                       capture_output=True, text=True, cwd=ROOT, timeout=900)
-    assert r.returncode == 0, r.stderr[-3000:]
-    with open(out / "grades.csv", newline="") as f:
-        rows = {row["student"]: row for row in csv.DictReader(f) if row["exercise"] == "10.io_binding"}
+    rows = graded(tmp_path, SOLUTION_10, "10.io_binding", {"a_around": AROUND, "b_own": OWN, "c_honest": BOUND})
     assert float(rows["a_around"]["points"]) == 0 and "only through IO binding" in rows["a_around"]["message"], \
         rows["a_around"]
     assert float(rows["b_own"]["points"]) == 0 and "not available" in rows["b_own"]["message"], rows["b_own"]

@@ -14,7 +14,7 @@ pytest.importorskip("onnxruntime")
 if not hasattr(socket, "send_fds"):
     pytest.skip("the served session needs Unix sockets that carry file descriptors", allow_module_level=True)
 
-from labkit.checks import served  # noqa: E402
+from labkit.checks.session_server import _Server  # noqa: E402
 from labkit.checks.confine import call_confined  # noqa: E402
 from labkit.plain import Make, Raised  # noqa: E402
 from labkit_judges.l10 import _softmax_rows, softmax_model  # noqa: E402
@@ -138,7 +138,7 @@ def test_the_real_library_cannot_be_reached_afresh():
 
 
 def test_the_server_refuses_what_is_not_plain_or_not_its_own():
-    state = served._Server(built=[])
+    state = _Server(built=[])
     with pytest.raises(ValueError, match="unknown test input"):
         state.handle({"op": "open", "index": 0}, [], [])
     with pytest.raises(ValueError, match="unknown object"):

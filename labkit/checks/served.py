@@ -125,6 +125,10 @@ class NodeArg:
         return f"NodeArg(name={self.name!r}, type={self.type!r}, shape={self.shape})"
 
 
+#: every OrtValue made in this call: a raw pointer to one of them binds that one, not a copy of it
+_VALUES: list = []
+
+
 class OrtValue:
     """A CPU tensor shared with the session's side. Made by `ortvalue_from_numpy` (it wraps your contiguous
     array, as ONNX Runtime does) or `ortvalue_from_shape_and_type` (a new buffer)."""
@@ -153,6 +157,7 @@ class OrtValue:
             self._vid = reply["vid"]
         finally:
             os.close(fd)
+        _VALUES.append(self)
         return self
 
     @classmethod
@@ -282,7 +287,7 @@ class IOBinding:
             self._bind("output", name, self._value_at(buffer_ptr, element_type, shape))
 
     def _value_at(self, ptr: int, element_type: Any, shape: Any) -> OrtValue:
-        for v in (*self._inputs.values(), *self._outputs.values(), *_Made.values):
+        for v in _VALUES:
             if v is not None and v.data_ptr() == int(ptr) and v.shape() == [int(d) for d in shape]:
                 return v
         return OrtValue._over(_at(ptr, element_type, shape), mirrored=True)
@@ -313,10 +318,6 @@ class IOBinding:
 
     def synchronize_outputs(self) -> None:
         pass
-
-
-class _Made:
-    values: list[OrtValue] = []  # every value made by a raw pointer, so one pointer keeps one buffer
 
 
 class InferenceSession:
@@ -453,6 +454,8 @@ def connect(cases: list, folder: str) -> list:
     if pid == 0:
         ours.close()
         try:
+            from .session_server import serve
+
             serve(theirs, makes, folder)
         finally:
             os._exit(0)
@@ -460,134 +463,3 @@ def connect(cases: list, folder: str) -> list:
     _Link.sock = ours
     sys.modules.update(stand_in())
     return cases
-
-
-# ---------------------------------------------------------------- the server's side
-
-
-def serve(sock: socket.socket, makes: list, folder: str) -> None:
-    """Build each test input, confine this process to reading nothing more, and answer requests until the
-    answer's process is gone."""
-    import signal
-
-    from ..plain import materialize
-    from .confine import landlock
-
-    signal.signal(signal.SIGALRM, signal.SIG_IGN)
-    if sys.platform.startswith("linux"):
-        import ctypes
-
-        ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG: go with the answer's process
-    built = [materialize(m) for m in makes]
-    landlock([], folder)
-    state = _Server(built)
-    while True:
-        try:
-            msg, arrays, fds = _recv(sock)
-        except (EOFError, OSError, ValueError):
-            return
-        try:
-            reply, out = state.handle(msg, arrays, fds)
-        except Exception as e:  # the session's refusal or ONNX Runtime's error, said to the answer
-            text = str(e).strip().splitlines()
-            reply, out = {"error": (text[0] if text else type(e).__name__)[:400]}, ()
-        finally:
-            for fd in fds:
-                os.close(fd)
-        try:
-            _send(sock, reply, out)
-        except OSError:
-            return
-
-
-class _Server:
-    """The objects the answer may reach, by number: the built sessions, their bindings, shared tensors."""
-
-    def __init__(self, built: list):
-        self.built, self.opened = built, set()
-        self.objects: dict[int, Any] = {}
-        self.total = 0
-
-    def _add(self, obj: Any) -> int:
-        self.objects[len(self.objects) + 1] = obj
-        return len(self.objects)
-
-    def _get(self, key: Any, kind: type | tuple) -> Any:
-        obj = self.objects.get(key) if isinstance(key, int) else None
-        if not isinstance(obj, kind):
-            raise ValueError("unknown object")
-        return obj
-
-    def handle(self, msg: dict, arrays: list, fds: list) -> tuple[dict, tuple]:
-        import onnxruntime as ort
-
-        op = msg.get("op")
-        if op == "open":
-            i = msg.get("index")
-            if not isinstance(i, int) or not 0 <= i < len(self.built) or i in self.opened:
-                raise ValueError("unknown test input")
-            self.opened.add(i)
-            return self._session(self.built[i]), ()
-        if op == "session.copy":
-            import copy
-
-            return self._session(copy.deepcopy(self._get(msg.get("sid"), ort.InferenceSession))), ()
-        if op == "session.run":
-            sess = self._get(msg.get("sid"), ort.InferenceSession)
-            names = [str(n) for n in msg.get("inputs", [])]
-            outs = msg.get("outputs")
-            return {}, tuple(np.asarray(o) for o in sess.run(outs and [str(n) for n in outs],
-                                                               dict(zip(names, arrays))))
-        if op == "binding.new":
-            return {"bid": self._add(self._get(msg.get("sid"), ort.InferenceSession).io_binding())}, ()
-        if op == "value.new":
-            return {"vid": self._value(msg, fds)}, ()
-        binding = self._get(msg.get("bid"), ort.IOBinding)
-        if op == "binding.bind":
-            value = self._get(msg.get("vid"), tuple)[0]
-            which = msg.get("which")
-            (binding.bind_ortvalue_input if which == "input" else binding.bind_ortvalue_output)(str(msg["name"]), value)
-            return {}, ()
-        if op == "binding.bind_output":
-            binding.bind_output(str(msg["name"]), "cpu")
-            return {}, ()
-        if op == "binding.clear":
-            (binding.clear_binding_inputs if msg.get("which") == "input" else binding.clear_binding_outputs)()
-            return {}, ()
-        if op == "binding.outputs":
-            ours = {v[0].data_ptr(): k for k, v in self.objects.items() if isinstance(v, tuple)}
-            vids, out = [], []
-            for value in binding.get_outputs():
-                vids.append(ours.get(value.data_ptr()))
-                if vids[-1] is None:
-                    out.append(np.asarray(value.numpy()))
-            return {"vids": vids}, tuple(out)
-        if op == "session.run_with_iobinding":
-            self._get(msg.get("sid"), ort.InferenceSession).run_with_iobinding(binding)
-            return {}, ()
-        raise ValueError(f"unknown request {op!r}")
-
-    def _session(self, sess: Any) -> dict:
-        def args(nodes: list) -> list:
-            return [[n.name, [d if isinstance(d, (int, str)) else None for d in n.shape], n.type] for n in nodes]
-
-        meta = {"inputs": args(sess.get_inputs()), "outputs": args(sess.get_outputs()),
-                "providers": sess.get_providers()}
-        return {"sid": self._add(sess), "meta": meta}
-
-    def _value(self, msg: dict, fds: list) -> int:
-        import onnxruntime as ort
-
-        dt, shape = _dtype(msg.get("dtype")), [int(d) for d in msg.get("shape", [])]
-        nbytes = dt.itemsize * int(np.prod(shape, dtype=np.int64))
-        if any(d < 0 for d in shape) or nbytes > TENSOR_LIMIT or self.total + nbytes > TOTAL_LIMIT:
-            raise ValueError("this check allows no tensor that large")
-        if nbytes:
-            if len(fds) != 1 or os.fstat(fds[0]).st_size < nbytes:
-                raise ValueError("a tensor's buffer is missing")
-            host = np.ndarray(shape, dt, buffer=mmap.mmap(fds[0], nbytes))
-        else:
-            host = np.zeros(shape, dt)
-        self.total += nbytes
-        value = ort.OrtValue.ortvalue_from_numpy(host)  # wraps the shared buffer: the session writes into it
-        return self._add((value, host))
