@@ -406,7 +406,8 @@ def _serve(req: dict) -> None:
     if tools & SERVED:  # the server is forked (and builds the test inputs) before this process confines itself
         from . import served as stand_in
 
-        served = stand_in.connect(pickle.loads((folder / "cases.pkl").read_bytes()), str(folder))
+        cases = pickle.loads((folder / "cases.pkl").read_bytes())
+        served = stand_in.connect(cases, lambda: landlock([], str(folder)))  # the server reads nothing more
     landlock(req["read"], str(folder))
     sys.meta_path.insert(0, _OnlyTools(tools | {"cloudpickle", "labkit"}, req["only"], tools & SERVED))
     os.chdir(folder)

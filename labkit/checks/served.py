@@ -15,69 +15,20 @@ sends is unpickled or executed by the server.
 """
 from __future__ import annotations
 
-import json
 import mmap
 import os
 import socket
-import struct
 import sys
 import types
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
-#: the bytes one tensor, and all tensors of one call, may hold on the server
-TENSOR_LIMIT, TOTAL_LIMIT = 256 << 20, 1 << 30
+from .session_server import TENSOR_LIMIT, _dtype, _recv, _send
+
 #: why the stand-in has no more than it has: said in every refusal
 WHERE = ("in this check onnxruntime is a stand-in that reaches the session the check gives you "
          "(InferenceSession, IOBinding and OrtValue on the CPU)")
-
-
-# ---------------------------------------------------------------- wire: JSON, arrays, file descriptors
-
-
-def _send(sock: socket.socket, msg: dict, arrays: tuple = (), fds: tuple = ()) -> None:
-    arrays = [np.ascontiguousarray(a) for a in arrays]
-    head = json.dumps({**msg, "arrays": [[a.dtype.str, list(a.shape)] for a in arrays]}).encode()
-    data = b"".join(struct.pack(">Q", len(f)) + f for f in [head, *(a.tobytes() for a in arrays)])
-    socket.send_fds(sock, [data[:8]], list(fds))  # the descriptors ride on the first bytes
-    sock.sendall(data[8:])
-
-
-def _exact(sock: socket.socket, n: int) -> bytes:
-    parts, left = [], n
-    while left:
-        chunk = sock.recv(min(left, 1 << 20))
-        if not chunk:
-            raise EOFError("the check's session closed")
-        parts.append(chunk)
-        left -= len(chunk)
-    return b"".join(parts)
-
-
-def _recv(sock: socket.socket) -> tuple[dict, list[np.ndarray], list[int]]:
-    first, fds, _, _ = socket.recv_fds(sock, 8, 4)
-    if not first:
-        raise EOFError("the check's session closed")
-    size = struct.unpack(">Q", first + _exact(sock, 8 - len(first)))[0]
-    if size > 1 << 20:
-        raise ValueError("message too long")
-    msg = json.loads(_exact(sock, size))
-    arrays = []
-    for dtype, shape in msg.pop("arrays", []):
-        dt = _dtype(dtype)
-        n = struct.unpack(">Q", _exact(sock, 8))[0]
-        if n != dt.itemsize * int(np.prod(shape, dtype=np.int64)) or n > TENSOR_LIMIT:
-            raise ValueError("array size does not match its shape")
-        arrays.append(np.frombuffer(_exact(sock, n), dtype=dt).reshape(shape).copy())
-    return msg, arrays, list(fds)
-
-
-def _dtype(spec: Any) -> np.dtype:
-    dt = np.dtype(spec)
-    if dt.kind not in "biuf":
-        raise TypeError(f"tensors of dtype {dt} are not supported in this check")
-    return dt
 
 
 def _shared(nbytes: int) -> tuple[int, mmap.mmap | None]:
@@ -431,9 +382,10 @@ def stand_in() -> dict[str, types.ModuleType]:
     return {"onnxruntime": top, "onnxruntime.capi": capi, inner.__name__: inner}
 
 
-def connect(cases: list, folder: str) -> list:
-    """Before the answer's process confines itself: fork the server with every `Make` in `cases`, and
-    return the cases with each `Make` replaced by a stand-in for what the server built of it."""
+def connect(cases: list, confine: Callable[[], Any]) -> list:
+    """Before the answer's process confines itself: fork the server with every `Make` in `cases` (it calls
+    `confine` once it has built them), and return the cases with each `Make` replaced by a stand-in for what
+    the server built of it."""
     from ..plain import Make
 
     makes: list = []
@@ -456,7 +408,7 @@ def connect(cases: list, folder: str) -> list:
         try:
             from .session_server import serve
 
-            serve(theirs, makes, folder)
+            serve(theirs, makes, confine)
         finally:
             os._exit(0)
     theirs.close()

@@ -1,27 +1,77 @@
 """Learner side: the server of a confined answer's session (`served`): it builds the case's test inputs
 (a `plain.Make`, e.g. lesson 10's bound session), confines itself to reading nothing more, and answers the
 stand-in's requests — JSON and raw array bytes, never a pickle — until the answer's process is gone.
-Only the objects it made are reachable, by number; every tensor is a shared buffer it was handed."""
+Only the objects it made are reachable, by number; every tensor is a shared buffer it was handed.
+The wire both sides speak is here too (the stand-in imports it; this module imports nothing of it)."""
 from __future__ import annotations
 
+import json
 import mmap
 import os
 import socket
+import struct
 import sys
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
-from .served import TENSOR_LIMIT, TOTAL_LIMIT, _dtype, _recv, _send
+#: the bytes one tensor, and all tensors of one call, may hold on the server
+TENSOR_LIMIT, TOTAL_LIMIT = 256 << 20, 1 << 30
 
 
-def serve(sock: socket.socket, makes: list, folder: str) -> None:
+# ---------------------------------------------------------------- wire: JSON, arrays, file descriptors
+
+
+def _send(sock: socket.socket, msg: dict, arrays: tuple = (), fds: tuple = ()) -> None:
+    arrays = [np.ascontiguousarray(a) for a in arrays]
+    head = json.dumps({**msg, "arrays": [[a.dtype.str, list(a.shape)] for a in arrays]}).encode()
+    data = b"".join(struct.pack(">Q", len(f)) + f for f in [head, *(a.tobytes() for a in arrays)])
+    socket.send_fds(sock, [data[:8]], list(fds))  # the descriptors ride on the first bytes
+    sock.sendall(data[8:])
+
+
+def _exact(sock: socket.socket, n: int) -> bytes:
+    parts, left = [], n
+    while left:
+        chunk = sock.recv(min(left, 1 << 20))
+        if not chunk:
+            raise EOFError("the check's session closed")
+        parts.append(chunk)
+        left -= len(chunk)
+    return b"".join(parts)
+
+
+def _recv(sock: socket.socket) -> tuple[dict, list[np.ndarray], list[int]]:
+    first, fds, _, _ = socket.recv_fds(sock, 8, 4)
+    if not first:
+        raise EOFError("the check's session closed")
+    size = struct.unpack(">Q", first + _exact(sock, 8 - len(first)))[0]
+    if size > 1 << 20:
+        raise ValueError("message too long")
+    msg = json.loads(_exact(sock, size))
+    arrays = []
+    for dtype, shape in msg.pop("arrays", []):
+        dt = _dtype(dtype)
+        n = struct.unpack(">Q", _exact(sock, 8))[0]
+        if n != dt.itemsize * int(np.prod(shape, dtype=np.int64)) or n > TENSOR_LIMIT:
+            raise ValueError("array size does not match its shape")
+        arrays.append(np.frombuffer(_exact(sock, n), dtype=dt).reshape(shape).copy())
+    return msg, arrays, list(fds)
+
+
+def _dtype(spec: Any) -> np.dtype:
+    dt = np.dtype(spec)
+    if dt.kind not in "biuf":
+        raise TypeError(f"tensors of dtype {dt} are not supported in this check")
+    return dt
+
+
+def serve(sock: socket.socket, makes: list, confine: Callable[[], Any]) -> None:
     """Build each test input, confine this process to reading nothing more, and answer requests until the
     answer's process is gone."""
     import signal
 
     from ..plain import materialize
-    from .confine import landlock
 
     signal.signal(signal.SIGALRM, signal.SIG_IGN)
     if sys.platform.startswith("linux"):
@@ -29,12 +79,12 @@ def serve(sock: socket.socket, makes: list, folder: str) -> None:
 
         ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG: go with the answer's process
     built = [materialize(m) for m in makes]
-    landlock([], folder)
+    confine()
     state = _Server(built)
     while True:
         try:
             msg, arrays, fds = _recv(sock)
-        except (EOFError, OSError, ValueError):
+        except Exception:  # the answer hung up, or sent what is not this wire: nothing more to serve
             return
         try:
             reply, out = state.handle(msg, arrays, fds)
