@@ -15,7 +15,7 @@ from typing import Any, Callable
 from .. import plain
 from ..plain import NotPlain, OnnxBlob
 from .calls import NotAttempted, call_each, exc_message
-from .confine import call_confined, function_payload, unsendable
+from .confine import FUNCTION_FILE, call_confined, function_payload, unsendable
 from .registry import Exercise
 
 __all__ = ["COLLECT_ENV", "INPUTS_ENV", "NotAttempted", "collect", "exc_message", "grading_inputs",
@@ -68,9 +68,8 @@ def grading_inputs(ex: Exercise) -> list[tuple] | None:
     return plain.load_inputs(Path(os.environ[INPUTS_ENV]) / ex.id)
 
 
-#: what a graded kernel records for a confined exercise: the function itself, for the grader to call
-FUNCTION_FILE = "function.pkl"
-#: ... or why the function could not be recorded (it holds what cannot leave the kernel: a session...)
+#: a graded kernel records a confined exercise's function in FUNCTION_FILE (`confine`), for the grader to call,
+#: or why the function could not be recorded (it holds what cannot leave the kernel: a session...)
 UNSENDABLE_FILE = "unsendable.json"
 
 

@@ -18,6 +18,7 @@ read with `allow_pickle=False` (`labkit.plain`), so nothing the child writes can
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import select
@@ -36,6 +37,8 @@ SHOWN_OUTPUT = 2000
 SLACK = 30
 #: seconds the zygote may take to start and fork a call
 START_TIMEOUT = 60
+#: a call's files: the function (pickled by `function_payload`; also what a graded kernel records) and its cases
+FUNCTION_FILE, CASES_FILE = "function.pkl", "cases.pkl"
 #: tools an answer reaches through a stand-in for the check's own objects (`served`), never the library
 SERVED = {"onnxruntime"}
 
@@ -55,8 +58,9 @@ def _dir_of(module: str) -> list[str]:
     return out
 
 
-def _readable(tools: Sequence[str]) -> list[str]:
-    """Every folder the child may read: the standard library, the tools, cloudpickle and labkit."""
+@functools.lru_cache(maxsize=None)
+def _readable(tools: tuple[str, ...]) -> list[str]:
+    """Every folder the child may read: the standard library, the tools, cloudpickle and labkit (found once)."""
     folders = {str(p.resolve()) for p in _stdlib()}
     for module in (*(t for t in tools if t not in SERVED), "cloudpickle"):
         folders.update(_dir_of(module))
@@ -89,10 +93,10 @@ def request(folder: str | os.PathLike, fn_payload: bytes, cases: list, tools: Se
     import pickle
 
     folder = Path(folder)
-    (folder / "function.pkl").write_bytes(fn_payload)
-    (folder / "cases.pkl").write_bytes(pickle.dumps(cases))
+    (folder / FUNCTION_FILE).write_bytes(fn_payload)
+    (folder / CASES_FILE).write_bytes(pickle.dumps(cases))
     only = only_words(tools)
-    return {"dir": str(folder), "result": result, "read": _readable(tools), "tools": list(tools), "only": only,
+    return {"dir": str(folder), "result": result, "read": _readable(tuple(tools)), "tools": list(tools), "only": only,
             "limit": limit}
 
 
@@ -406,7 +410,7 @@ def _serve(req: dict) -> None:
     if tools & SERVED:  # the server is forked (and builds the test inputs) before this process confines itself
         from . import served as stand_in
 
-        cases = pickle.loads((folder / "cases.pkl").read_bytes())
+        cases = pickle.loads((folder / CASES_FILE).read_bytes())
         served = stand_in.connect(cases, lambda: landlock([], str(folder)))  # the server reads nothing more
     landlock(req["read"], str(folder))
     sys.meta_path.insert(0, _OnlyTools(tools | {"cloudpickle", "labkit"}, req["only"], tools & SERVED))
@@ -420,8 +424,8 @@ def _serve(req: dict) -> None:
 
     signal.alarm(max(1, int(req["limit"])))  # unpickling runs the learner's code too: the default action ends it
     try:
-        cases = served if served is not None else cloudpickle.loads((folder / "cases.pkl").read_bytes())
-        fn = cloudpickle.loads((folder / "function.pkl").read_bytes())
+        cases = served if served is not None else cloudpickle.loads((folder / CASES_FILE).read_bytes())
+        fn = cloudpickle.loads((folder / FUNCTION_FILE).read_bytes())
     except BaseException as e:
         status("error", f"uses something this check leaves out ({type(e).__name__}: {str(e)[:200]})")
         return

@@ -75,7 +75,7 @@ def call_recorded(zygote: Zygote, work: Path, answer: Path, id: str, tools: Sequ
     from .. import plain
     from ..checks.calls import FUNCTION_TIME_LIMIT, NotAttempted
     from ..checks.collect import FUNCTION_FILE, UNSENDABLE_FILE
-    from ..checks.confine import SLACK, outputs, request
+    from ..checks.confine import CASES_FILE, SLACK, outputs, request
     from .judge import copy_answers
 
     unsent = answer / UNSENDABLE_FILE
@@ -93,7 +93,7 @@ def call_recorded(zygote: Zygote, work: Path, answer: Path, id: str, tools: Sequ
     folder.mkdir(mode=0o700)
     req = request(folder, (answer / FUNCTION_FILE).read_bytes(), cases, tools, FUNCTION_TIME_LIMIT, result=name)
     if uid is not None:
-        for p in (folder, folder / "function.pkl", folder / "cases.pkl"):
+        for p in (folder, folder / FUNCTION_FILE, folder / CASES_FILE):
             os.chown(p, uid, uid)
     ended = zygote.call(req, FUNCTION_TIME_LIMIT * max(1, len(cases)) + SLACK)
     staged = work / f"{name}.copied"
