@@ -149,3 +149,15 @@ def test_the_server_refuses_what_is_not_plain_or_not_its_own():
         state.handle({"op": "value.new", "dtype": "<f4", "shape": [1 << 40]}, [], [])
     with pytest.raises(ValueError, match="buffer is missing"):
         state.handle({"op": "value.new", "dtype": "<f4", "shape": [4]}, [], [])
+
+
+def test_only_sessions_are_served_other_test_inputs_are_built_beside_the_answer():
+    model = softmax_model(W, B, "x", "y")
+    cases = [(Make("labkit.material.l10_bound:bound_session", (model, 0, 2)),
+              Make("labkit.material.l11:callers_list", ([1, 2],)))]
+
+    def kinds(session, prompt):
+        return [type(session).__module__, type(prompt).__name__, list(prompt)]
+
+    out = call_confined(kinds, cases, TOOLS, time_limit=20)[0]
+    assert out == ["labkit.checks.served", "CallersList", [1, 2]], out  # the stand-in; the list as made

@@ -382,16 +382,20 @@ def stand_in() -> dict[str, types.ModuleType]:
     return {"onnxruntime": top, "onnxruntime.capi": capi, inner.__name__: inner}
 
 
+#: the test inputs the server builds (the sessions); any other `Make` is built in the answer's process
+SERVED_FACTORIES = {"labkit.material.l10_bound:bound_session"}
+
+
 def connect(cases: list, confine: Callable[[], Any]) -> list:
-    """Before the answer's process confines itself: fork the server with every `Make` in `cases` (it calls
-    `confine` once it has built them), and return the cases with each `Make` replaced by a stand-in for what
-    the server built of it."""
+    """Before the answer's process confines itself: fork the server with every session `Make` in `cases`
+    (it calls `confine` once it has built them), and return the cases with each replaced by a stand-in for
+    what the server built of it."""
     from ..plain import Make
 
     makes: list = []
 
     def swap(x: Any) -> Any:
-        if isinstance(x, Make):
+        if isinstance(x, Make) and x.factory in SERVED_FACTORIES:
             makes.append(x)
             return _Remote(len(makes) - 1)
         if isinstance(x, (list, tuple)):

@@ -78,6 +78,10 @@ def serve(sock: socket.socket, makes: list, confine: Callable[[], Any]) -> None:
         import ctypes
 
         ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG: go with the answer's process
+    null = os.open(os.devnull, os.O_WRONLY)  # ONNX Runtime's notices are not the answer's printing
+    os.dup2(null, 1)
+    os.dup2(null, 2)
+    os.close(null)
     built = [materialize(m) for m in makes]
     confine()
     state = _Server(built)
