@@ -452,3 +452,12 @@ quiz('09.quiz', title='Transformers in ONNX', points=5, questions=[
         'another arrangement. The CPU provider has fused attention (a), and fusion does not depend on '
         'quantization (b).')),
 ])
+
+
+def warm(seed: int) -> None:
+    """Run once by the verdict process before it forks a child per answer (`grading.judge.serve`): the
+    greedy references of this seed, as the generation judge asks for them first."""
+    for prompt, n_new in _generate_specs(seed):
+        key = tuple(int(t) for t in prompt)
+        _greedy_cached(key, n_new)  # called as the judge calls it: lru_cache keys on the arguments as given
+        _greedy_cached(key, n_new, FEEDS[1])

@@ -419,3 +419,10 @@ quiz('10.quiz', title='Beyond PyTorch', points=5, questions=[
         "and a converter (writing the transformer's maths as ONNX nodes), registered with "
         'skl2onnx. The opset (a) and ZipMap (c) do not add converters.')),
 ])
+
+
+def warm(seed: int) -> None:
+    """Run once by the verdict process before it forks a child per answer (`grading.judge.serve`): the
+    scikit-learn fits whose probabilities the conversion judges compare with."""
+    for kind, x, y, x_eval in (*_to_onnx_data(seed), *_custom_data(seed)):
+        _expected_proba(kind, x, y, x_eval)

@@ -228,6 +228,12 @@ def serve() -> int:
     if spec.get("extra"):
         exec(compile(spec["extra"], "<extra tests>", "exec"), {"__name__": "labkit_extra_tests"})
     seed, memory, timeout = int(spec["seed"]), int(spec["memory"]), float(spec["timeout"])
+    warm = getattr(sys.modules.get(f"labkit_judges.l{spec['lesson']}"), "warm", None)
+    if warm is not None:  # what every child would compute again (references of this seed, slow imports)
+        try:
+            warm(seed)
+        except Exception:  # a child computes it then, and says so if it cannot
+            pass
     del spec  # the extra tests' text is not kept: a child gets the seed only
     for request in sys.stdin:
         req = json.loads(request)
