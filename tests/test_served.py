@@ -161,3 +161,35 @@ def test_only_sessions_are_served_other_test_inputs_are_built_beside_the_answer(
 
     out = call_confined(kinds, cases, TOOLS, time_limit=20)[0]
     assert out == ["labkit.checks.served", "CallersList", [1, 2]], out  # the stand-in; the list as made
+
+
+def test_a_call_killed_midway_or_a_dead_host_costs_only_that_call():
+    from labkit.checks import confine
+
+    def killed(session, batches):
+        import os
+        import signal
+
+        session.io_binding()  # a request the host served
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    out = call(killed)
+    assert isinstance(out, Raised) and "exit status -9" in out.message, out
+    np.testing.assert_allclose(call(bound_loop), WANT, atol=1e-6)  # a new host serves the next call
+
+    import os
+    import signal
+
+    zygote = confine._ZYGOTE.proc.pid
+    hosts = [int(p) for p in os.listdir("/proc") if p.isdigit() and _parent(int(p)) == zygote]
+    assert hosts, "the zygote keeps its session host between calls"
+    for pid in hosts:
+        os.kill(pid, signal.SIGKILL)
+    np.testing.assert_allclose(call(bound_loop), WANT, atol=1e-6)  # a host that died is replaced
+
+
+def _parent(pid: int) -> int:
+    try:
+        return int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return -1

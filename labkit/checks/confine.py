@@ -370,26 +370,39 @@ def zygote_main() -> None:
         libc = ctypes.CDLL(None)
         libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG: die with the kernel
         libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER: what a call leaves behind stays below, to be killed
+    from .session_server import Host
+
+    host = Host()  # started on the first call that is given a session (`served`)
     out = sys.stdout.buffer
     for line in sys.stdin.buffer:
         request = json.loads(line)
+        conn = None
+        if set(request["tools"]) & SERVED:
+            try:
+                conn = host.connection((Path(request["dir"]) / CASES_FILE).read_bytes())
+            except OSError:
+                conn = None
         pid = os.fork()
         if pid == 0:
             try:
-                _serve(request)
+                host.forget()
+                _serve(request, conn)
             finally:
                 os._exit(0)
+        if conn is not None:
+            conn.close()
         out.write(f"pid {pid}\n".encode())
         out.flush()
         _, code = os.waitpid(pid, 0)
+        if os.waitstatus_to_exitcode(code) < 0 and conn is not None:
+            host.stop()  # the call was killed (its time limit): its host may be stuck in one of its requests
         out.write(f"done {os.waitstatus_to_exitcode(code)}\n".encode())
         out.flush()
 
 
-def _serve(req: dict) -> None:
-    """In a fork of the zygote: confine, load the cases and the function, and call it on every case."""
-    import pickle
-
+def _serve(req: dict, conn: Any = None) -> None:
+    """In a fork of the zygote: confine, load the cases and the function, and call it on every case (`conn`:
+    this call's connection to the zygote's session host, for an exercise whose tools are `SERVED`)."""
     import cloudpickle
 
     from .. import plain
@@ -403,25 +416,27 @@ def _serve(req: dict) -> None:
     os.close(printed)
     sys.stdin.close()
     os.close(0)
-    tools = set(req["tools"])
-    for tool in tools - SERVED:
-        __import__(tool)
-    served = None
-    if tools & SERVED:  # the server is forked (and builds the test inputs) before this process confines itself
-        from . import served as stand_in
-
-        cases = pickle.loads((folder / CASES_FILE).read_bytes())
-        served = stand_in.connect(cases, lambda: landlock([], str(folder)))  # the server reads nothing more
-    landlock(req["read"], str(folder))
-    sys.meta_path.insert(0, _OnlyTools(tools | {"cloudpickle", "labkit"}, req["only"], tools & SERVED))
-    os.chdir(folder)
-    os.environ.update({"TMPDIR": str(folder), "HOME": str(folder)})
     result = folder / req["result"]
 
     def status(state: str, message: str = "") -> None:
         result.mkdir(exist_ok=True)
         (result / "status.json").write_text(json.dumps({"status": state, "message": message}))
 
+    tools = set(req["tools"])
+    for tool in tools - SERVED:
+        __import__(tool)
+    served = None
+    if tools & SERVED:  # the sessions are the host's; this process gets stand-ins before it confines itself
+        from . import served as stand_in
+
+        if conn is None:
+            status("error", "the check's session host could not be started")
+            return
+        served = stand_in.connect(cloudpickle.loads((folder / CASES_FILE).read_bytes()), conn)
+    landlock(req["read"], str(folder))
+    sys.meta_path.insert(0, _OnlyTools(tools | {"cloudpickle", "labkit"}, req["only"], tools & SERVED))
+    os.chdir(folder)
+    os.environ.update({"TMPDIR": str(folder), "HOME": str(folder)})
     signal.alarm(max(1, int(req["limit"])))  # unpickling runs the learner's code too: the default action ends it
     try:
         cases = served if served is not None else cloudpickle.loads((folder / CASES_FILE).read_bytes())

@@ -20,7 +20,7 @@ import os
 import socket
 import sys
 import types
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -382,40 +382,12 @@ def stand_in() -> dict[str, types.ModuleType]:
     return {"onnxruntime": top, "onnxruntime.capi": capi, inner.__name__: inner}
 
 
-#: the test inputs the server builds (the sessions); any other `Make` is built in the answer's process
-SERVED_FACTORIES = {"labkit.material.l10_bound:bound_session"}
+def connect(cases: list, sock: socket.socket) -> list:
+    """In the answer's process, before it confines itself: `cases` with each session `Make` replaced by a
+    stand-in for what the host builds of it (`sock`: this call's connection to the zygote's session host),
+    and the stand-in `onnxruntime` in `sys.modules`."""
+    from .session_server import split
 
-
-def connect(cases: list, confine: Callable[[], Any]) -> list:
-    """Before the answer's process confines itself: fork the server with every session `Make` in `cases`
-    (it calls `confine` once it has built them), and return the cases with each replaced by a stand-in for
-    what the server built of it."""
-    from ..plain import Make
-
-    makes: list = []
-
-    def swap(x: Any) -> Any:
-        if isinstance(x, Make) and x.factory in SERVED_FACTORIES:
-            makes.append(x)
-            return _Remote(len(makes) - 1)
-        if isinstance(x, (list, tuple)):
-            return type(x)(swap(v) for v in x)
-        if isinstance(x, dict):
-            return {k: swap(v) for k, v in x.items()}
-        return x
-
-    cases = [swap(c) for c in cases]
-    ours, theirs = socket.socketpair()
-    pid = os.fork()
-    if pid == 0:
-        ours.close()
-        try:
-            from .session_server import serve
-
-            serve(theirs, makes, confine)
-        finally:
-            os._exit(0)
-    theirs.close()
-    _Link.sock = ours
+    _Link.sock = sock
     sys.modules.update(stand_in())
-    return cases
+    return split(cases, _Remote)[0]

@@ -1,6 +1,6 @@
-"""Learner side: the server of a confined answer's session (`served`): it builds the case's test inputs
-(a `plain.Make`, e.g. lesson 10's bound session), confines itself to reading nothing more, and answers the
-stand-in's requests — JSON and raw array bytes, never a pickle — until the answer's process is gone.
+"""Learner side: the host of a confined answer's session (`served`): a child of the zygote that builds each
+call's sessions (a `plain.Make`, e.g. lesson 10's bound session) and answers the stand-in's requests — JSON
+and raw array bytes, never a pickle from the answer — until the answer's process is gone.
 Only the objects it made are reachable, by number; every tensor is a shared buffer it was handed.
 The wire both sides speak is here too (the stand-in imports it; this module imports nothing of it)."""
 from __future__ import annotations
@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import mmap
 import os
+import select
 import socket
 import struct
 import sys
@@ -66,25 +67,146 @@ def _dtype(spec: Any) -> np.dtype:
     return dt
 
 
-def serve(sock: socket.socket, makes: list, confine: Callable[[], Any]) -> None:
-    """Build each test input, confine this process to reading nothing more, and answer requests until the
-    answer's process is gone."""
+#: the test inputs the host builds (the sessions); any other `Make` is built in the answer's process
+SERVED_FACTORIES = {"labkit.material.l10_bound:bound_session"}
+#: seconds the zygote waits for the host to finish the last call's requests before it starts a new host
+IDLE_WAIT = 2.0
+
+
+def split(cases: list, placeholder: Callable[[int], Any]) -> tuple[list, list]:
+    """`cases` with each session `Make` replaced by `placeholder(its index)`, and those `Make`s in order: the
+    answer's process and the host number them alike."""
+    from ..plain import Make
+
+    makes: list = []
+
+    def swap(x: Any) -> Any:
+        if isinstance(x, Make) and x.factory in SERVED_FACTORIES:
+            makes.append(x)
+            return placeholder(len(makes) - 1)
+        if isinstance(x, (list, tuple)):
+            return type(x)(swap(v) for v in x)
+        if isinstance(x, dict):
+            return {k: swap(v) for k, v in x.items()}
+        return x
+
+    return [swap(c) for c in cases], makes
+
+
+class Host:
+    """The zygote's session host: a child of the zygote (never of a call) that imports ONNX Runtime and
+    serves one call's connection at a time, so a call costs no library import and a GPU's compiled shaders
+    stay warm. Started on the first call that needs it; replaced when it died or is still busy with a call
+    that ended (a request stuck in the library)."""
+
+    def __init__(self) -> None:
+        self.pid: int | None = None
+        self.ctl: socket.socket | None = None
+        self.busy = False
+
+    def connection(self, cases: bytes) -> socket.socket | None:
+        """A new connection to the host for one call whose cases are `cases` (pickled): the answer's end, or
+        None when no host could take it."""
+        if self.pid is not None and self.busy:
+            ready = select.select([self.ctl], [], [], IDLE_WAIT)[0] and self.ctl.recv(1) == b"r"
+            if not ready:
+                self.stop()
+        if self.pid is not None and os.waitpid(self.pid, os.WNOHANG)[0]:  # it died since
+            self.pid = None
+            self.stop()
+        self.busy = False
+        for _ in range(2):  # a host that died while idle is replaced once
+            if self.pid is None:
+                self._start()
+            ours, theirs = socket.socketpair()
+            try:
+                socket.send_fds(self.ctl, [struct.pack(">Q", len(cases))], [theirs.fileno()])
+                self.ctl.sendall(cases)
+            except OSError:
+                self.stop()
+                ours.close()
+                continue
+            finally:
+                theirs.close()
+            self.busy = True
+            return ours
+        return None
+
+    def _start(self) -> None:
+        ours, theirs = socket.socketpair()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                ours.close()
+                host_main(theirs)
+            finally:
+                os._exit(0)
+        theirs.close()
+        self.pid, self.ctl = pid, ours
+
+    def forget(self) -> None:
+        """In a call forked from the zygote: the host is not the call's to talk to."""
+        if self.ctl is not None:
+            self.ctl.close()
+        self.pid, self.ctl = None, None
+
+    def stop(self) -> None:
+        if self.pid is not None:
+            import signal
+
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+                os.waitpid(self.pid, 0)
+            except OSError:
+                pass
+        if self.ctl is not None:
+            self.ctl.close()
+        self.pid, self.ctl, self.busy = None, None, False
+
+
+def host_main(ctl: socket.socket) -> None:
+    """The host: import ONNX Runtime once, then for each connection the zygote hands over, build that call's
+    sessions and answer its requests until the answer's process is gone; then say it is free."""
+    import pickle
     import signal
 
-    from ..plain import materialize
-
-    signal.signal(signal.SIGALRM, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     if sys.platform.startswith("linux"):
         import ctypes
 
-        ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG: go with the answer's process
-    null = os.open(os.devnull, os.O_WRONLY)  # ONNX Runtime's notices are not the answer's printing
-    os.dup2(null, 1)
-    os.dup2(null, 2)
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG: go with the zygote
+    null = os.open(os.devnull, os.O_RDWR)  # the zygote's requests and replies are not the host's to touch;
+    for fd in (0, 1, 2):  # ONNX Runtime's notices are not the answer's printing
+        os.dup2(null, fd)
     os.close(null)
-    built = [materialize(m) for m in makes]
-    confine()
-    state = _Server(built)
+    import onnxruntime  # noqa: F401  (once, here: never in the zygote, whose forks run answers)
+
+    from ..plain import materialize
+
+    while True:
+        try:
+            head, fds, _, _ = socket.recv_fds(ctl, 8, 1)
+            if len(head) != 8 or len(fds) != 1:
+                return
+            conn = socket.socket(fileno=fds[0])
+            cases = pickle.loads(_exact(ctl, struct.unpack(">Q", head)[0]))  # written by the check, not the answer
+        except Exception:
+            return
+        with conn:
+            try:
+                built, problem = [materialize(m) for m in split(cases, int)[1]], ""
+            except Exception as e:
+                built, problem = [], f"the check could not build its session: {type(e).__name__}: {e}"[:300]
+            serve(conn, _Server(built, problem))
+        del built
+        try:
+            ctl.sendall(b"r")
+        except OSError:
+            return
+
+
+def serve(sock: socket.socket, state: "_Server") -> None:
+    """Answer one call's requests until the answer's process hangs up."""
     while True:
         try:
             msg, arrays, fds = _recv(sock)
@@ -107,8 +229,8 @@ def serve(sock: socket.socket, makes: list, confine: Callable[[], Any]) -> None:
 class _Server:
     """The objects the answer may reach, by number: the built sessions, their bindings, shared tensors."""
 
-    def __init__(self, built: list):
-        self.built, self.opened = built, set()
+    def __init__(self, built: list, problem: str = ""):
+        self.built, self.opened, self.problem = built, set(), problem
         self.objects: dict[int, Any] = {}
         self.total = 0
 
@@ -127,6 +249,8 @@ class _Server:
 
         op = msg.get("op")
         if op == "open":
+            if self.problem:
+                raise RuntimeError(self.problem)
             i = msg.get("index")
             if not isinstance(i, int) or not 0 <= i < len(self.built) or i in self.opened:
                 raise ValueError("unknown test input")
