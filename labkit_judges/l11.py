@@ -206,16 +206,23 @@ def _tolerance(outputs, seed):
 # ---------------------------------------------------------------- 11.device_decode
 
 DECODE_TESTS = ("a decoder you have not seen", "another decoder, a longer prompt", "a one-token prompt",
-                "no new tokens (n_new = 0)")
+                "no new tokens (n_new = 0)", "the first prompt again, on a decoder of its own")
 #: the lesson's decoder sizes: the shaders WebGPU compiled for the lesson serve the check too
 _D_MODEL, _VOCAB = 16, 32
 
 
 def _decode_data(seed: int) -> list[tuple[int, list[int], int]]:
+    """(decoder seed, prompt, n_new) per test. The last repeats the first prompt on another decoder whose
+    tokens differ from the first's: an answer that remembers tokens by prompt gives the first decoder's."""
     rng = np.random.default_rng(seed * 31 + 7007)
     plans = ((3, 6), (5, 8), (1, 7), (3, 0))
-    return [(int(rng.integers(1 << 30)), [int(t) for t in rng.integers(0, _VOCAB, size=p)], n)
-            for p, n in plans]
+    data = [(int(rng.integers(1 << 30)), [int(t) for t in rng.integers(0, _VOCAB, size=p)], n) for p, n in plans]
+    first_seed, prompt, n = data[0]
+    other = int(rng.integers(1 << 30))
+    while greedy_reference(tiny_decoder(other, _D_MODEL, _VOCAB), prompt, n) == \
+            greedy_reference(tiny_decoder(first_seed, _D_MODEL, _VOCAB), prompt, n):
+        other += 1
+    return data + [(other, prompt, n)]
 
 
 def _decode_cases(seed: int) -> list[tuple]:
@@ -243,7 +250,7 @@ def greedy_reference(model: bytes, prompt: list[int], n_new: int) -> list[int]:
               "The present keys and values one step returns are the past the next step needs: leave them where they were computed and hand the very same device values back, instead of turning them into numpy arrays.",
               "session.io_binding(); bind_output('present_keys', 'webgpu'); after run_with_iobinding, binding.get_outputs() gives OrtValues: bind_ortvalue_input('past_keys', ...) them; bind logits to 'cpu' and read .numpy().",
           ],
-          cases=_decode_cases, tests=DECODE_TESTS, skill=DECODE_TESTS)
+          cases=_decode_cases, tests=DECODE_TESTS, skill=DECODE_TESTS, tools=("numpy", "onnxruntime"))
 def _device_decode(outputs, seed):
     for name, (s, prompt, n), got in zip(DECODE_TESTS, _decode_data(seed), outputs):
         want = greedy_reference(tiny_decoder(s, _D_MODEL, _VOCAB), prompt, n)

@@ -143,3 +143,36 @@ def test_the_io_binding_session_is_served_to_the_answer_in_the_sandbox(tmp_path)
         rows["a_around"]
     assert float(rows["b_own"]["points"]) == 0 and "not available" in rows["b_own"]["message"], rows["b_own"]
     assert rows["c_honest"]["status"] == "passed", rows["c_honest"]  # right after two that went around it
+
+
+SOLUTION_11 = ROOT / "solutions" / "11_gpu.ipynb"
+
+# run() on the C session under the check's session, the cache through the host at every step
+UNDER = '''
+import numpy as np
+
+
+def decode_on_device(session, prompt, n_new):
+    c = getattr(session._sess, "c_session", session._sess)
+    width = session.get_inputs()[1].shape[2]
+    keys = values = np.zeros((1, 0, width), np.float32)
+    tokens, names = list(prompt), [o.name for o in session.get_outputs()]
+    for step in range(len(prompt) + n_new - 1):
+        feed = {"ids": np.array([[tokens[step]]]), "past_keys": keys, "past_values": values}
+        logits, keys, values = c.run(names, feed, None)
+        if step >= len(prompt) - 1:
+            tokens.append(int(logits[0, -1].argmax()))
+    return tokens[len(prompt):]
+'''
+
+
+def test_the_device_decoder_is_served_to_the_answer_in_the_sandbox(tmp_path):
+    from labkit import gpu
+
+    if not gpu.status()[0]:
+        pytest.skip("no WebGPU adapter here: " + gpu.status()[1])
+    honest = next("".join(c["source"]) for c in json.loads(SOLUTION_11.read_text())["cells"]
+                  if "answer:11.device_decode" in c.get("metadata", {}).get("tags", []))
+    rows = graded(tmp_path, SOLUTION_11, "11.device_decode", {"a_under": UNDER, "b_honest": honest})
+    assert float(rows["a_under"]["points"]) == 0 and "not available" in rows["a_under"]["message"], rows["a_under"]
+    assert rows["b_honest"]["status"] == "passed", rows["b_honest"]  # right after one that went around it

@@ -108,25 +108,37 @@ class OrtValue:
             self._vid = reply["vid"]
         finally:
             os.close(fd)
+        self._meta = {"device": "cpu"}
         _VALUES.append(self)
+        return self
+
+    @classmethod
+    def _remote(cls, meta: dict) -> "OrtValue":
+        """A value that lives on the session's side only (on a device, or allocated by the session)."""
+        self = object.__new__(cls)
+        self._host, self._mirrored, self._vid, self._meta = None, False, meta["vid"], meta
         return self
 
     @classmethod
     def ortvalue_from_numpy(cls, numpy_obj: np.ndarray, device_type: str = "cpu", device_id: int = 0,
                             vendor_id: int = -1) -> "OrtValue":
-        _cpu(device_type)
         arr = np.asarray(numpy_obj)
         _dtype(arr.dtype)
+        if _device(device_type) != "cpu":  # copied to the device, as ONNX Runtime does
+            return cls._remote(_Link.call("value.new", device=_device(device_type), dtype=arr.dtype.str,
+                                          shape=list(arr.shape), arrays=(arr,))[0])
         wraps = arr.flags.c_contiguous and arr.flags.writeable
         return cls._over(arr if wraps else np.ascontiguousarray(arr).copy(), mirrored=True)
 
     @classmethod
     def ortvalue_from_shape_and_type(cls, shape: Any, element_type: Any, device_type: str = "cpu",
                                      device_id: int = 0, vendor_id: int = -1) -> "OrtValue":
-        _cpu(device_type)
         shape = [int(d) for d in shape]
         if any(d < 0 for d in shape):
             raise ValueError(f"a shape of sizes >= 0, got {shape}")
+        if _device(device_type) != "cpu":
+            return cls._remote(_Link.call("value.new", device=_device(device_type),
+                                          dtype=_dtype(element_type).str, shape=shape)[0])
         return cls._over(np.zeros(shape, _dtype(element_type)), mirrored=False)
 
     def _push(self) -> None:
@@ -138,25 +150,31 @@ class OrtValue:
             self._host[...] = self._shm
 
     def numpy(self) -> np.ndarray:
+        """A view of the buffer on the CPU; a copy read back from the session's side otherwise."""
+        if self._host is None:
+            return _Link.call("value.read", vid=self._vid)[1][0]
         return self._host.view()
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        out = self._host.view() if dtype is None else self._host.astype(dtype)
+        out = self.numpy() if dtype is None else self.numpy().astype(dtype)
         return out.copy() if copy else out
 
     def shape(self) -> list[int]:
-        return list(self._host.shape)
+        return list(self._host.shape) if self._host is not None else list(self._meta["shape"])
+
+    def _dt(self) -> np.dtype:
+        return self._host.dtype if self._host is not None else np.dtype(self._meta["dtype"])
 
     def data_ptr(self) -> int:
-        return int(self._host.ctypes.data)
+        return int(self._host.ctypes.data) if self._host is not None else int(self._meta["ptr"])
 
     def element_type(self) -> str:
-        return f"tensor({_ONNX_NAMES.get(self._host.dtype.str[1:], self._host.dtype.name)})"
+        return f"tensor({_ONNX_NAMES.get(self._dt().str[1:], self._dt().name)})"
 
     data_type = element_type
 
     def device_name(self) -> str:
-        return "cpu"
+        return self._meta["device"]
 
     def has_value(self) -> bool:
         return True
@@ -165,14 +183,18 @@ class OrtValue:
         return True
 
     def tensor_size_in_bytes(self) -> int:
-        return int(self._host.nbytes)
+        return int(np.prod(self.shape(), dtype=np.int64)) * self._dt().itemsize
 
     def update_inplace(self, np_arr: np.ndarray) -> None:
         arr = np.asarray(np_arr)
-        if arr.dtype != self._host.dtype or arr.size != self._host.size:
-            raise RuntimeError(f"update_inplace: expected {self._host.size} values of {self._host.dtype}, "
-                               f"got {arr.size} of {arr.dtype}")
-        self._host.reshape(-1)[...] = arr.reshape(-1)
+        size = int(np.prod(self.shape(), dtype=np.int64))
+        if arr.dtype != self._dt() or arr.size != size:
+            raise RuntimeError(f"update_inplace: expected {size} values of {self._dt()}, got {arr.size} of "
+                               f"{arr.dtype}")
+        if self._host is None:
+            _Link.call("value.update", vid=self._vid, arrays=(arr.reshape(self.shape()),))
+        else:
+            self._host.reshape(-1)[...] = arr.reshape(-1)
 
 
 _ONNX_NAMES = {"f4": "float", "f8": "double", "f2": "float16", "i8": "int64", "i4": "int32", "i2": "int16",
@@ -184,9 +206,11 @@ _ONNX_TYPES = {1: "f4", 2: "u1", 3: "i1", 4: "u2", 5: "i2", 6: "i4", 7: "i8", 9:
                13: "u8"}
 
 
-def _cpu(device_type: str) -> None:
-    if str(device_type).lower() != "cpu":
-        raise RuntimeError(f"device {device_type!r}: this check's session runs on the CPU")
+def _device(device_type: str) -> str:
+    """ONNX Runtime's device name, lower case ("cpu", "webgpu"); the session's side refuses one it lacks."""
+    if not isinstance(device_type, str):
+        raise TypeError(f"a device name such as 'cpu', got {type(device_type).__name__}")
+    return device_type.lower()
 
 
 def _at(ptr: int, element_type: Any, shape: Any) -> np.ndarray:
@@ -222,7 +246,9 @@ class IOBinding:
 
     def bind_input(self, name: str, device_type: str, device_id: int, element_type: Any, shape: Any,
                    buffer_ptr: int) -> None:
-        _cpu(device_type)
+        if _device(device_type) != "cpu":
+            raise RuntimeError(f"bind_input: a raw {device_type} pointer cannot reach this check's session; "
+                               "bind an OrtValue (bind_ortvalue_input)")
         self._bind("input", name, self._value_at(buffer_ptr, element_type, shape))
 
     def bind_ortvalue_output(self, name: str, ortvalue: OrtValue) -> None:
@@ -230,10 +256,12 @@ class IOBinding:
 
     def bind_output(self, name: str, device_type: str = "cpu", device_id: int = 0, element_type: Any = None,
                     shape: Any = None, buffer_ptr: int | None = None) -> None:
-        _cpu(device_type)
         if buffer_ptr is None:  # the session allocates it when it runs
-            _Link.call("binding.bind_output", bid=self._bid, name=str(name))
+            _Link.call("binding.bind_output", bid=self._bid, name=str(name), device=_device(device_type))
             self._outputs[str(name)] = None
+        elif _device(device_type) != "cpu":
+            raise RuntimeError(f"bind_output: a raw {device_type} pointer cannot reach this check's session; "
+                               "bind an OrtValue (bind_ortvalue_output)")
         else:
             self._bind("output", name, self._value_at(buffer_ptr, element_type, shape))
 
@@ -244,17 +272,15 @@ class IOBinding:
         return OrtValue._over(_at(ptr, element_type, shape), mirrored=True)
 
     def get_outputs(self) -> list[OrtValue]:
-        reply, arrays = _Link.call("binding.outputs", bid=self._bid)
-        by_vid = {v._vid: v for v in self._outputs.values() if v is not None}
-        got, it = [], iter(arrays)
-        for vid in reply["vids"]:
-            got.append(by_vid[vid] if vid in by_vid else OrtValue._over(next(it), mirrored=True))
-        return got
+        """The bound outputs: your own OrtValues, or the session's (on its side, read back on numpy())."""
+        ours = {v._vid: v for v in _VALUES}
+        return [ours.get(m["vid"]) or OrtValue._remote(m)
+                for m in _Link.call("binding.outputs", bid=self._bid)[0]["values"]]
 
     get_outputs_as_ortvaluevector = get_outputs
 
     def copy_outputs_to_cpu(self) -> list[np.ndarray]:
-        return [v.numpy().copy() for v in self.get_outputs()]
+        return _Link.call("binding.copy", bid=self._bid)[1]
 
     def clear_binding_inputs(self) -> None:
         _Link.call("binding.clear", bid=self._bid, which="input")

@@ -68,9 +68,13 @@ def _dtype(spec: Any) -> np.dtype:
 
 
 #: the test inputs the host builds (the sessions); any other `Make` is built in the answer's process
-SERVED_FACTORIES = {"labkit.material.l10_bound:bound_session"}
-#: seconds the zygote waits for the host to finish the last call's requests before it starts a new host
-IDLE_WAIT = 2.0
+SERVED_FACTORIES = {"labkit.material.l10_bound:bound_session", "labkit.material.l11:device_decoder"}
+#: numpy dtypes of ONNX Runtime's tensor types (a value of the session's side, described to the answer's)
+_NUMPY_TYPES = {"tensor(float)": "<f4", "tensor(double)": "<f8", "tensor(float16)": "<f2", "tensor(int64)": "<i8",
+                "tensor(int32)": "<i4", "tensor(int8)": "|i1", "tensor(uint8)": "|u1", "tensor(bool)": "|b1"}
+#: seconds the zygote waits for the host to finish the last call's requests before it starts a new host, and
+#: for it to build a call's sessions (the first time: import ONNX Runtime, find a GPU, compile its shaders)
+IDLE_WAIT, BUILD_WAIT = 2.0, 50.0  # below confine.START_TIMEOUT: the kernel waits for the call to start
 
 
 def split(cases: list, placeholder: Callable[[int], Any]) -> tuple[list, list]:
@@ -111,9 +115,6 @@ class Host:
             ready = select.select([self.ctl], [], [], IDLE_WAIT)[0] and self.ctl.recv(1) == b"r"
             if not ready:
                 self.stop()
-        if self.pid is not None and os.waitpid(self.pid, os.WNOHANG)[0]:  # it died since
-            self.pid = None
-            self.stop()
         self.busy = False
         for _ in range(2):  # a host that died while idle is replaced once
             if self.pid is None:
@@ -122,14 +123,17 @@ class Host:
             try:
                 socket.send_fds(self.ctl, [struct.pack(">Q", len(cases))], [theirs.fileno()])
                 self.ctl.sendall(cases)
+                # the host says it took the connection once the call's sessions are built
+                took = select.select([self.ctl], [], [], BUILD_WAIT)[0] and self.ctl.recv(1) == b"a"
             except OSError:
-                self.stop()
-                ours.close()
-                continue
+                took = False
             finally:
                 theirs.close()
-            self.busy = True
-            return ours
+            if took:
+                self.busy = True
+                return ours
+            self.stop()
+            ours.close()
         return None
 
     def _start(self) -> None:
@@ -166,7 +170,8 @@ class Host:
 
 def host_main(ctl: socket.socket) -> None:
     """The host: import ONNX Runtime once, then for each connection the zygote hands over, build that call's
-    sessions and answer its requests until the answer's process is gone; then say it is free."""
+    sessions, say it took the connection ("a"), answer its requests until the answer's process is gone, and
+    say it is free ("r")."""
     import pickle
     import signal
 
@@ -197,6 +202,10 @@ def host_main(ctl: socket.socket) -> None:
                 built, problem = [materialize(m) for m in split(cases, int)[1]], ""
             except Exception as e:
                 built, problem = [], f"the check could not build its session: {type(e).__name__}: {e}"[:300]
+            try:
+                ctl.sendall(b"a")
+            except OSError:
+                return
             serve(conn, _Server(built, problem))
         del built
         try:
@@ -269,7 +278,15 @@ class _Server:
         if op == "binding.new":
             return {"bid": self._add(self._get(msg.get("sid"), ort.InferenceSession).io_binding())}, ()
         if op == "value.new":
-            return {"vid": self._value(msg, fds)}, ()
+            return self._value(msg, arrays, fds), ()
+        if op == "value.read":
+            return {}, (np.asarray(self._get(msg.get("vid"), tuple)[0].numpy()),)
+        if op == "value.update":
+            value, host = self._get(msg.get("vid"), tuple)
+            if host is not None or len(arrays) != 1:
+                raise ValueError("update_inplace: not a value of the session's side")
+            value.update_inplace(arrays[0])
+            return {}, ()
         binding = self._get(msg.get("bid"), ort.IOBinding)
         if op == "binding.bind":
             value = self._get(msg.get("vid"), tuple)[0]
@@ -277,19 +294,17 @@ class _Server:
             (binding.bind_ortvalue_input if which == "input" else binding.bind_ortvalue_output)(str(msg["name"]), value)
             return {}, ()
         if op == "binding.bind_output":
-            binding.bind_output(str(msg["name"]), "cpu")
+            binding.bind_output(str(msg["name"]), str(msg.get("device", "cpu")))
             return {}, ()
         if op == "binding.clear":
             (binding.clear_binding_inputs if msg.get("which") == "input" else binding.clear_binding_outputs)()
             return {}, ()
         if op == "binding.outputs":
             ours = {v[0].data_ptr(): k for k, v in self.objects.items() if isinstance(v, tuple)}
-            vids, out = [], []
-            for value in binding.get_outputs():
-                vids.append(ours.get(value.data_ptr()))
-                if vids[-1] is None:
-                    out.append(np.asarray(value.numpy()))
-            return {"vids": vids}, tuple(out)
+            return {"values": [self._meta(ours.get(v.data_ptr()) or self._add((v, None)))
+                               for v in binding.get_outputs()]}, ()
+        if op == "binding.copy":
+            return {}, tuple(np.asarray(a) for a in binding.copy_outputs_to_cpu())
         if op == "session.run_with_iobinding":
             self._get(msg.get("sid"), ort.InferenceSession).run_with_iobinding(binding)
             return {}, ()
@@ -303,13 +318,28 @@ class _Server:
                 "providers": sess.get_providers()}
         return {"sid": self._add(sess), "meta": meta}
 
-    def _value(self, msg: dict, fds: list) -> int:
+    def _meta(self, vid: int) -> dict:
+        """What the answer's side knows of a value of this side: its number, device, shape, dtype, address."""
+        value = self.objects[vid][0]
+        return {"vid": vid, "device": value.device_name().lower(), "shape": list(value.shape()),
+                "dtype": _NUMPY_TYPES.get(value.data_type(), "<f4"), "ptr": int(value.data_ptr())}
+
+    def _value(self, msg: dict, arrays: list, fds: list) -> dict:
+        """A new value: on the CPU over the shared buffer the answer sent, else on the named device."""
         import onnxruntime as ort
 
         dt, shape = _dtype(msg.get("dtype")), [int(d) for d in msg.get("shape", [])]
         nbytes = dt.itemsize * int(np.prod(shape, dtype=np.int64))
         if any(d < 0 for d in shape) or nbytes > TENSOR_LIMIT or self.total + nbytes > TOTAL_LIMIT:
             raise ValueError("this check allows no tensor that large")
+        device = str(msg.get("device", "cpu"))
+        if device != "cpu":
+            if arrays and (arrays[0].dtype != dt or list(arrays[0].shape) != shape):
+                raise ValueError("a tensor's data does not match its shape")
+            value = (ort.OrtValue.ortvalue_from_numpy(arrays[0], device, 0) if arrays
+                     else ort.OrtValue.ortvalue_from_shape_and_type(shape, dt, device, 0))
+            self.total += nbytes
+            return self._meta(self._add((value, None)))
         if nbytes:
             if len(fds) != 1 or os.fstat(fds[0]).st_size < nbytes:
                 raise ValueError("a tensor's buffer is missing")
@@ -318,4 +348,4 @@ class _Server:
             host = np.zeros(shape, dt)
         self.total += nbytes
         value = ort.OrtValue.ortvalue_from_numpy(host)  # wraps the shared buffer: the session writes into it
-        return self._add((value, host))
+        return {"vid": self._add((value, host))}

@@ -12,7 +12,7 @@ declare('11.tolerance', title='Device against CPU: rounding or a wrong result?',
     'np.finfo(np.float32).eps times np.abs(cpu).max() is one rounding of the largest output; allow a few hundred of them (100 to 1000), and check the shapes and np.isfinite first.',
 ])
 
-declare('11.device_decode', title='A decode loop with the cache on the device', points=3, kind='function', hint=[
+declare('11.device_decode', title='A decode loop with the cache on the device', points=3, kind='function', tools=('numpy', 'onnxruntime'), hint=[
     'The present keys and values one step returns are the past the next step needs: leave them where they were computed and hand the very same device values back, instead of turning them into numpy arrays.',
     "session.io_binding(); bind_output('present_keys', 'webgpu'); after run_with_iobinding, binding.get_outputs() gives OrtValues: bind_ortvalue_input('past_keys', ...) them; bind logits to 'cpu' and read .numpy().",
 ])

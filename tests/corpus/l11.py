@@ -338,3 +338,15 @@ add_blind(CORPUS, l11_blind)
 from corpus import add_blind, blind3_l11  # noqa: E402
 
 add_blind(CORPUS, blind3_l11)
+
+# Blind round 6 (tests/corpus/blind6_l11.py), the served session: measured first (with the session guarded in the
+# answer's own process, 5 false accepts: the C session under it, an IOBinding made past io_binding(), the base
+# class's bind methods, the session unwrapped back to run(), tokens remembered across calls; served, 1: the last,
+# which a fifth test now sees), then added.
+from corpus import blind6_l11  # noqa: E402
+
+add_blind(CORPUS, blind6_l11, reclassify={
+    "blind6-short-cached-across-calls": ("attempt", "it decodes with the cache on the device; remembering tokens by "
+                                                    "prompt gives another decoder's tokens, a wrong output, not a "
+                                                    "skipped skill"),
+})

@@ -28,7 +28,7 @@ NOT_GUARANTEED_UNPRIVILEGED = (
     "the kernel sees the whole file system with ordinary permissions: whatever is world-readable (the Python "
     "environment, the course package) it can read; the answers are safe only because they are readable by root only",
     "the kernel has the network and sees the other processes (not their memory or files)",
-    "one uid runs every kernel: while another submission's confined answers (06, 09, 10) are being called, a kernel "
+    "one uid runs every kernel: while another submission's confined answers (06, 09, 10, 11) are being called, a kernel "
     "could read their hidden inputs",
 )
 
