@@ -1,17 +1,17 @@
 """Learner side: a confined answer's only way to ONNX Runtime is the session the check hands it.
 
-A process skill ("run every batch through one IO binding") is not judged by patching a Python method:
-an answer can call the class's `run` past the patch, the C session under it, or build a session of its
-own from the model. So an exercise with `tools=("numpy", "onnxruntime")` runs its answer confined
-(`confine`), where the real onnxruntime cannot be imported or read, and its `onnxruntime` is this
-module: a stand-in whose `InferenceSession`, `IOBinding` and `OrtValue` reach the check's own session
-in another process (the *server*, forked before the answer's process confines itself; it refuses what
-the skill excludes). The model, its weights and the real library stay on the server's side.
+A process skill ("run every batch through one IO binding", "keep the cache on the device") is not judged
+by patching a Python method: an answer can call the class's `run` past the patch, the C session under it,
+or build a session of its own from the model. So an exercise with `tools=("numpy", "onnxruntime")` runs its
+answer confined (`confine`), where the real onnxruntime cannot be imported or read, and its `onnxruntime`
+is this module: a stand-in whose `InferenceSession`, `IOBinding` and `OrtValue` reach the check's own
+session in another process (the zygote's session host, `session_server`; the session refuses what the
+skill excludes). The model, its weights and the real library stay on the host's side.
 
-Tensors cross by shared memory (a memfd mapped on both sides), so an `OrtValue`'s `numpy()` is a view
-of the buffer the session writes, and a caller's array bound as an input is read when the session
-runs, as ONNX Runtime does on the CPU. The protocol is JSON plus raw array bytes: nothing the answer
-sends is unpickled or executed by the server.
+CPU tensors cross by shared memory (a memfd mapped on both sides), so an `OrtValue`'s `numpy()` is a view
+of the buffer the session writes, and a caller's array bound as an input is read when the session runs,
+as ONNX Runtime does; a device's tensors stay on the host's side, named by number. The protocol is JSON
+plus raw array bytes: nothing the answer sends is unpickled or executed by the host.
 """
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ from .session_server import TENSOR_LIMIT, _dtype, _recv, _send
 
 #: why the stand-in has no more than it has: said in every refusal
 WHERE = ("in this check onnxruntime is a stand-in that reaches the session the check gives you "
-         "(InferenceSession, IOBinding and OrtValue on the CPU)")
+         "(InferenceSession, IOBinding and OrtValue)")
 
 
 def _shared(nbytes: int) -> tuple[int, mmap.mmap | None]:
