@@ -230,7 +230,10 @@ def test_grades_csv_after_ctrl_c_comes_from_the_saved_records_with_overrides(tmp
     t0 = time.time()
     proc = subprocess.Popen([sys.executable, "-m", "labkit.cli", "grade", "00", *map(str, people), "--out", str(out),
                              "--jobs", "1", "--no-progress", "--force"], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            # a terminal's grader: a run started in the background of a script (`cmd &`) inherits
+                            # SIGINT ignored, and Python then never turns Ctrl-C into KeyboardInterrupt
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 300
     while proc.poll() is None and time.monotonic() < deadline:  # until one learner is regraded, no longer:
         if any(p.stat().st_mtime > t0 for p in (out / "students").glob("*/results.json")):  # (five to go)
