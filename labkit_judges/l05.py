@@ -429,12 +429,16 @@ def _portable(answer, seed):
 #
 # The learner hands in rewrite_matmul_add(model) -> ModelProto built on onnxscript.rewriter. The check calls it on
 # graphs it never saw: 2-D MatMul+Add pairs (one written Add(bias, MatMul)) that must become Gemm, MatMul+Adds that
-# must stay (Gemm takes 2-D inputs only: a 3-D x, a 3-D w), and an Identity that a graph optimizer would remove.
-# (No graph input of unknown rank: onnx.checker refuses a graph input without a shape, and the release's
-# public check runs onnx.checker on the answer.)
+# must stay (Gemm takes 2-D inputs only: a 3-D x, a 3-D w, an x of unknown rank), an Identity that a graph optimizer
+# would remove, and pairs inside the branches of an If, which the rewriter visits like the main graph. (A graph
+# *input* of unknown rank is refused by onnx.checker, which the release's public check runs, so the unknown rank
+# comes from a Reshape to a shape given at run time.)
 
-REWRITE_GRAPHS = ("MLP with two pairs", "3-D input", "3-D weight")
+REWRITE_GRAPHS = ("MLP with two pairs", "3-D input", "3-D weight", "unknown rank", "pairs inside an If")
 REWRITE_TESTS = tuple(f"{g}: {t}" for g in REWRITE_GRAPHS for t in ("node counts", "same outputs"))
+#: the operators of each graph after the rule, subgraphs included
+REWRITE_EXPECTED = ({"Gemm": 2, "Relu": 1, "Identity": 1}, {"MatMul": 1, "Add": 1}, {"MatMul": 1, "Add": 1},
+                    {"Reshape": 1, "MatMul": 1, "Add": 1, "Flatten": 1}, {"If": 1, "Gemm": 2})
 
 
 def rewrite_graph(seed: int, k: int):
@@ -445,6 +449,8 @@ def rewrite_graph(seed: int, k: int):
     a, b, c = (int(v) for v in rng.integers(3, 9, 3))
     x_name = ("x", "features", "h")[(seed + k) % 3]
     init = lambda n, arr: numpy_helper.from_array(np.asarray(arr, np.float32), n)  # noqa: E731
+    info = helper.make_tensor_value_info
+    extra = []  # graph inputs after x
     if k == 0:
         nodes = [helper.make_node("MatMul", [x_name, "W1"], ["mm1"]), helper.make_node("Add", ["mm1", "B1"], ["h1"]),
                  helper.make_node("Relu", ["h1"], ["r1"]), helper.make_node("Identity", ["r1"], ["r1_id"]),
@@ -452,14 +458,60 @@ def rewrite_graph(seed: int, k: int):
         inits = [init("W1", rng.normal(0, 1, (a, b))), init("B1", rng.normal(0, 1, b)),
                  init("W2", rng.normal(0, 1, (b, c))), init("B2", rng.normal(0, 1, c))]
         x_shape, y_shape = ["N", a], ["N", c]
-    else:  # one MatMul+Add that must stay: x 3-D (k=1), w 3-D (k=2)
+    elif k in (1, 2):  # one MatMul+Add that must stay: x 3-D (k=1), w 3-D (k=2)
         nodes = [helper.make_node("MatMul", [x_name, "W"], ["mm"]), helper.make_node("Add", ["mm", "B"], ["y"])]
         inits = [init("W", rng.normal(0, 1, (2, a, b) if k == 2 else (a, b))), init("B", rng.normal(0, 1, b))]
         x_shape, y_shape = {1: (["N", 5, a], ["N", 5, b]), 2: (["N", a], [2, "N", b])}[k]
-    graph = helper.make_graph(nodes, f"rewrite_{k}", [helper.make_tensor_value_info(x_name, TensorProto.FLOAT, x_shape)],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, y_shape)], inits)
+    elif k == 3:  # x reshaped to a shape given at run time: the MatMul's input has no known rank
+        nodes = [helper.make_node("Reshape", [x_name, "target_shape"], ["r"]),
+                 helper.make_node("MatMul", ["r", "W"], ["mm"]), helper.make_node("Add", ["mm", "B"], ["sum"]),
+                 helper.make_node("Flatten", ["sum"], ["y"])]
+        inits = [init("W", rng.normal(0, 1, (a, b))), init("B", rng.normal(0, 1, b))]
+        x_shape, y_shape = ["N", a], ["P", "Q"]
+        extra = [info("target_shape", TensorProto.INT64, ["R"])]
+    else:  # a pair in each branch of an If
+        def branch(tag: str, w: str, bias: str, order: int):
+            mm, out = f"{tag}_mm", f"{tag}_y"
+            add = [mm, bias][::order]
+            return helper.make_graph([helper.make_node("MatMul", [x_name, w], [mm]),
+                                      helper.make_node("Add", add, [out])],
+                                     tag, [], [info(out, TensorProto.FLOAT, ["N", b])])
+
+        nodes = [helper.make_node("If", ["use_first"], ["y"], then_branch=branch("then", "W1", "B1", 1),
+                                  else_branch=branch("else", "W2", "B2", -1))]
+        inits = [init("W1", rng.normal(0, 1, (a, b))), init("B1", rng.normal(0, 1, b)),
+                 init("W2", rng.normal(0, 1, (a, b))), init("B2", rng.normal(0, 1, b))]
+        x_shape, y_shape = ["N", a], ["N", b]
+        extra = [info("use_first", TensorProto.BOOL, [])]
+    graph = helper.make_graph(nodes, f"rewrite_{k}", [info(x_name, TensorProto.FLOAT, x_shape), *extra],
+                              [info("y", TensorProto.FLOAT, y_shape)], inits)
     return onnx.shape_inference.infer_shapes(
         helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=9))
+
+
+def _rewrite_feeds(original, seed: int, k: int) -> list[dict]:
+    """The inputs each graph runs on: both branches of the If, a 2-D target shape for the reshape."""
+    inp = original.graph.input[0]
+    dims = [d.dim_value or 3 for d in inp.type.tensor_type.shape.dim]
+    x = np.random.default_rng(seed + 5252 + k).normal(size=dims).astype(np.float32)
+    if k == 3:
+        return [{inp.name: x, "target_shape": np.array([-1, dims[1]], np.int64)}]
+    if k == 4:
+        return [{inp.name: x, "use_first": np.array(flag)} for flag in (True, False)]
+    return [{inp.name: x}]
+
+
+def _op_counts(graph) -> dict:
+    """Operator counts of `graph` and of every subgraph in its nodes' attributes."""
+    from collections import Counter
+
+    counts = Counter()
+    for node in graph.node:
+        counts[node.op_type] += 1
+        for attr in node.attribute:
+            for sub in [attr.g] if attr.HasField("g") else list(attr.graphs):
+                counts.update(_op_counts(sub))
+    return dict(counts)
 
 
 def _rewrite_cases(seed: int) -> list[tuple]:
@@ -473,9 +525,7 @@ def _rewrite_cases(seed: int) -> list[tuple]:
           ],
           cases=_rewrite_cases, tests=REWRITE_TESTS, skill=REWRITE_TESTS, bonus=True)
 def _rewrite_rule(outputs, seed):
-    from collections import Counter
-
-    expected = ({"Gemm": 2, "Relu": 1, "Identity": 1}, *[{"MatMul": 1, "Add": 1}] * 2)
+    ops_of = {}
     for k, (label, got) in enumerate(zip(REWRITE_GRAPHS, outputs)):
         names = [f"{label}: node counts", f"{label}: same outputs"]
         model, why = load_onnx(got)
@@ -484,31 +534,38 @@ def _rewrite_rule(outputs, seed):
                 yield TestResult(name, False, why if "your function" in why else
                                  f"the function should return the rewritten onnx.ModelProto; {why}")
             continue
-        ops = dict(Counter(n.op_type for n in model.graph.node))
-        want = expected[k]
+        ops = ops_of[k] = _op_counts(model.graph)
+        want = REWRITE_EXPECTED[k]
         if k == 0 and "Identity" not in ops and "MatMul" not in ops:
             from labkit.checks import DidNotDo
 
             yield DidNotDo("the Identity is gone too: that is a graph optimizer's work (ONNX Runtime's or "
                            "onnxscript's), not a rewrite rule, which changes only what its pattern matches")
+        if k == 4 and ops_of.get(0, {}).get("Gemm") and not ops.get("Gemm") and ops.get("MatMul"):
+            from labkit.checks import DidNotDo
+
+            yield DidNotDo("the main graph's pairs became Gemm but not those inside the If: a rewrite rule "
+                           "applies wherever its pattern matches, subgraphs included (the rewriter visits "
+                           "them); a pass over model.graph.node by hand does not")
         yield TestResult(names[0], ops == want, f"{ops}" if ops == want else
                          f"expected the operators {want}, got {ops}"
                          + ({1: " — Gemm takes 2-D inputs only: the condition must refuse a 3-D MatMul",
-                             2: " — Gemm takes a 2-D weight only: the condition must check w's rank too"}
+                             2: " — Gemm takes a 2-D weight only: the condition must check w's rank too",
+                             3: " — the MatMul's input has no known rank here (x.shape is None): refuse it"}
                             .get(k, "") if "Gemm" in ops else "")
                          + (" — Add(bias, MatMul(...)) is the same pattern with the inputs swapped, and stayed"
                             if k == 0 and ops.get("Gemm") == 1 else "")
                          + (" — only MatMul+Add pairs change: keep every other node" if k == 0 and
-                            "Identity" not in ops else ""))
+                            "Identity" not in ops else "")
+                         + (" — the pairs inside the If's branches are MatMul+Add pairs too" if k == 4 and
+                            ops.get("MatMul") else ""))
         original = rewrite_graph(seed, k)
-        x_name = original.graph.input[0].name
-        dims = [d.dim_value or 3 for d in original.graph.input[0].type.tensor_type.shape.dim]
-        x = np.random.default_rng(seed + 5252 + k).normal(size=dims).astype(np.float32)
-        want_out = _session(original).run(None, {x_name: x})[0]
         try:
-            out = _session(model).run(None, {x_name: x})[0]
+            pairs = [(_session(model).run(None, feeds)[0], _session(original).run(None, feeds)[0])
+                     for feeds in _rewrite_feeds(original, seed, k)]
         except Exception as e:
             yield TestResult(names[1], False, f"ONNX Runtime (optimizations disabled) cannot run the result: "
                                               f"{error_line(e)}")
             continue
-        yield expect_close(names[1], out, want_out, rtol=1e-4, atol=1e-4)
+        results = [expect_close(names[1], out, want_out, rtol=1e-4, atol=1e-4) for out, want_out in pairs]
+        yield next((r for r in results if not r.passed), results[-1])
