@@ -56,10 +56,33 @@ def split_sha256(d: Digits) -> str:
     return h.hexdigest()
 
 
+#: the verified split of this process, by (file, mtime, size): read-only arrays (callers copy them)
+_VERIFIED: dict[tuple, Digits] = {}
+
+
 def _raw_split() -> Digits:
     """The split as raw uint8 arrays: from the cache when it verifies (importing scikit-learn costs
-    ~1.5 s per kernel), else rebuilt from scikit-learn and verified against `SPLIT_SHA256`."""
+    ~1.5 s per kernel), else rebuilt from scikit-learn and verified against `SPLIT_SHA256`. Once read
+    and verified, a process keeps it until the file changes (a judge asks for it many times)."""
     path = _split_file()
+    try:
+        st = path.stat()
+        key = (str(path), st.st_mtime_ns, st.st_size)
+    except OSError:
+        key = None
+    if key in _VERIFIED:
+        return _VERIFIED[key]
+    d = _read_split(path)
+    if key is not None and d is not None:
+        for a in d:
+            a.setflags(write=False)
+        _VERIFIED.clear()
+        _VERIFIED[key] = d
+    return d or _rebuild_split(path)
+
+
+def _read_split(path: Path) -> Digits | None:
+    """The split from the cache file when it is readable and verifies, else None (said on stderr)."""
     d = None
     try:
         with np.load(path, allow_pickle=False) as f:
@@ -72,6 +95,11 @@ def _raw_split() -> Digits:
         if split_sha256(d) == SPLIT_SHA256:
             return d
         print(f"labkit: {path} does not match the course's digits split; rebuilding it.", file=sys.stderr)
+    return None
+
+
+def _rebuild_split(path: Path) -> Digits:
+    """The split rebuilt from scikit-learn, verified, and written to the cache file."""
     d = _sklearn_split()
     if split_sha256(d) != SPLIT_SHA256:
         raise RuntimeError("scikit-learn's digits split is not the course's (SHA-256 mismatch): "

@@ -20,6 +20,8 @@ Conventions (the notebook's prompts state the same, the judges below enforce the
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from labkit.checks import Question, TestResult, error_line, exercise, expect_close, load_onnx, ort_session, quiz
@@ -386,11 +388,20 @@ def calibration_images(seed: int, k: int) -> np.ndarray:
     # the last image is the training digit with the largest second-conv activation of this model: it sits in
     # the last, partial batch of any batch size up to 64 (n + 5 is odd), so a reader that drops an incomplete
     # batch calibrates a narrower range there, at every seed
-    top = int(np.argmax(_conv2_peaks(seed, k, x)))
+    top = _top_image(seed, k)
     pool = np.delete(np.arange(len(x)), top)
     chosen = rng.choice(pool, n + 4, replace=False)
     picked, extra = x[np.sort(chosen[:n])], x[chosen[n:]]
     return np.ascontiguousarray(np.concatenate([picked, extra, x[top:top + 1]]))
+
+
+@functools.lru_cache(maxsize=16)
+def _top_image(seed: int, k: int) -> int:
+    """The training digit with the largest second-conv activation in calibration model k (one session run
+    over every training image: computed once per seed and model)."""
+    from labkit.data import digits
+
+    return int(np.argmax(_conv2_peaks(seed, k, digits().x_train)))
 
 
 def _conv2_peaks(seed: int, k: int, x: np.ndarray) -> np.ndarray:

@@ -1,5 +1,6 @@
 """Every graded exercise tells right from wrong: its mutation corpus (tests/corpus/lNN.py) under the
-scoring rule, and every quiz is worth answering (docs/authoring.md)."""
+scoring rule, and every quiz is worth answering (docs/authoring.md). A wrong answer's panel names what is
+wrong, never the fix (tests/feedback_fixes.py)."""
 from __future__ import annotations
 
 import collections
@@ -15,6 +16,7 @@ from labkit.checks.judging import SKILL_CAP, SKIPPED_CAP
 
 import corpus
 from conftest import SOLUTIONS
+from feedback_fixes import fixes_in
 
 LESSONS = sorted({p.stem[:2] for p in SOLUTIONS})
 GRADED = [e for lesson in LESSONS for e in lesson_exercises(lesson) if e.kind != "quiz"]
@@ -102,6 +104,9 @@ def test_corpus_entry_scores_by_the_rule(ex, entry, tmp_path, monkeypatch):
             assert (g.status, g.points) == (r.status, r.points), (
                 f"{ex.id} / {entry.name} at seed {seed}: the panel gives {r!r}, the grader's data path {g!r}")
         detail = f"{ex.id} / {entry.name} at seed {seed}: {r!r}"
+        if seed == 0 and isinstance(entry, corpus.Wrong):  # the panel's messages (issue 36)
+            fixes = [f for text in [r.message] + [t.message for t in r.tests] for f in fixes_in(text)]
+            assert not fixes, f"a message gives the fix {fixes} (it belongs in the hint): {detail}"
         if isinstance(entry, corpus.Right):
             assert r.status == "passed" and r.points == r.max_points, detail
             continue
