@@ -338,3 +338,22 @@ from corpus import add_blind, blind3_l05  # noqa: E402
 # Its two holes of round 3 are caught since the check holds a graph of unknown rank and pairs inside an If
 # (a pass by hand over model.graph.node leaves those: at most a quarter).
 add_blind(CORPUS, blind3_l05)
+
+# Blind round 7 (tests/corpus/blind7_l05.py, 34 answers to 05.rewrite_rule by a writer who read only the prompt):
+# measured first — 9 full marks for wrong answers and 2 over-credits with the check of round 3, 3 and 5 after
+# the graph of pairs that are no Gemm and the nothing-rewritten verdict (counted in the note of issue 32).
+from corpus import blind7_l05  # noqa: E402
+
+_BY_HAND = ("a correct pass by hand gives the same graph as the rule; onnx (which onnxscript needs) is in reach "
+            "of every answer, so only the answer's form (a rule instead of a model) would see the process")
+_SHIPPED = ("onnxscript's own MatMulAddToGemm rule: its outputs are wrong here (it fuses the rank-2 and rank-3 "
+            "addends the prompt keeps), so it scores as a wrong rule (half), not as a skipped skill (a quarter): "
+            "it ships in the package the exercise is about and cannot be told from a learner's rule without a "
+            "bias check")
+add_blind(CORPUS, blind7_l05, holes={
+    "blind7-sc-protobuf-pass": _BY_HAND, "blind7-sc-onnx-ir-edit": _BY_HAND,
+    "blind7-sc-shipped-rule": _SHIPPED, "blind7-sc-shipped-class": _SHIPPED, "blind7-sc-shipped-subclass": _SHIPPED,
+}, reclassify={
+    "blind7-returns-bytes": ("right", "every model exercise takes a model's bytes (load_onnx) as it takes the "
+                                      "ModelProto; the prompt's 'return rewrite(...)' is the model either way"),
+})
