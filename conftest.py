@@ -91,8 +91,9 @@ class SpreadLongTests:
 #: kernel-free tests that take seconds each, because they export, convert, train or generate: marked
 #: `heavy` (by node-id prefix), they run in the grading tier and keep `make test-fast` a quick inner
 #: loop. Measured with `--durations=0` on the fast tier.
-#: the third blind round's corpus entries (about 180 s of CPU in all): the heavy tier, so the fast one stays short
-BLIND_ROUND_3 = "-blind3-"
+#: the third blind round's corpus entries (about 180 s of CPU in all) and the seventh's (05.rewrite_rule, 34
+#: answers, about 11 s): the heavy tier, so the fast one stays short
+HEAVY_BLIND_ROUNDS = ("-blind3-", "-blind7-")
 HEAVY = (
     *(f"tests/test_corpus.py::test_corpus_entry_scores_by_the_rule[{ex}-" for ex in (
         "03.dynamic_batch", "03.raw_input", "03.custom_op", "07.ort_file", "08.web_model", "09.export_dynamic", "09.generate",
@@ -129,7 +130,7 @@ def pytest_collection_modifyitems(config, items):
     first = {name: i for i, name in enumerate(FIRST)}
     items.sort(key=lambda item: (first.get(item.path.name, len(FIRST)), -per_file[item.path]))
     for item in items:
-        if item.nodeid.startswith(HEAVY) or BLIND_ROUND_3 in item.nodeid:
+        if item.nodeid.startswith(HEAVY) or any(r in item.nodeid for r in HEAVY_BLIND_ROUNDS):
             item.add_marker(pytest.mark.heavy)
 
     last: dict[str, object] = {}

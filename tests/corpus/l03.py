@@ -65,6 +65,7 @@ def dynamo_dynamic() -> bytes:
 
 
 @lru_cache(maxsize=None)
+@lru_cache(maxsize=None)
 def dynamo_train_mode() -> bytes:
     """A fresh DigitsCNN given the course weights, never put in eval mode, exported with dynamo."""
     from labkit.models import DigitsCNN
