@@ -203,3 +203,24 @@ def _parent(pid: int) -> int:
         return int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1])
     except (OSError, ValueError, IndexError):
         return -1
+
+
+def test_one_table_of_element_types_matches_onnx_and_onnx_runtime():
+    """The stand-in and the session host name element types from one table; each row is what ONNX
+    (TensorProto numbers) and ONNX Runtime (OrtValue.data_type) say, and an unknown type is refused,
+    never taken for float (the host once described any type it did not know as float32)."""
+    import onnxruntime as ort
+    from onnx import helper
+
+    from labkit.checks.session_server import ELEMENT_TYPES, numpy_type, onnx_type_name
+
+    for number, name, dtype in ELEMENT_TYPES:
+        assert np.dtype(helper.tensor_dtype_to_np_dtype(number)).str == dtype
+        value = ort.OrtValue.ortvalue_from_numpy(np.zeros(2, dtype))
+        assert value.data_type() == f"tensor({name})" == onnx_type_name(dtype)
+        assert numpy_type(number) == numpy_type(value.data_type()) == dtype
+    for unknown in ("tensor(string)", "tensor(bfloat16)", 8, 16):
+        with pytest.raises(TypeError, match="not supported"):
+            numpy_type(unknown)
+    with pytest.raises(TypeError, match="not supported"):
+        onnx_type_name(np.complex64)

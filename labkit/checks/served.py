@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from .session_server import TENSOR_LIMIT, _dtype, _recv, _send
+from .session_server import TENSOR_LIMIT, _dtype, _recv, _send, numpy_type, onnx_type_name
 
 #: why the stand-in has no more than it has: said in every refusal
 WHERE = ("in this check onnxruntime is a stand-in that reaches the session the check gives you "
@@ -169,7 +169,7 @@ class OrtValue:
         return int(self._host.ctypes.data) if self._host is not None else int(self._meta["ptr"])
 
     def element_type(self) -> str:
-        return f"tensor({_ONNX_NAMES.get(self._dt().str[1:], self._dt().name)})"
+        return onnx_type_name(self._dt())
 
     data_type = element_type
 
@@ -195,15 +195,6 @@ class OrtValue:
             _Link.call("value.update", vid=self._vid, arrays=(arr.reshape(self.shape()),))
         else:
             self._host.reshape(-1)[...] = arr.reshape(-1)
-
-
-_ONNX_NAMES = {"f4": "float", "f8": "double", "f2": "float16", "i8": "int64", "i4": "int32", "i2": "int16",
-               "i1": "int8", "u1": "uint8", "u2": "uint16", "u4": "uint32", "u8": "uint64", "b1": "bool"}
-
-
-#: numpy dtypes of ONNX's TensorProto element types
-_ONNX_TYPES = {1: "f4", 2: "u1", 3: "i1", 4: "u2", 5: "i2", 6: "i4", 7: "i8", 9: "b1", 10: "f2", 11: "f8", 12: "u4",
-               13: "u8"}
 
 
 def _device(device_type: str) -> str:
@@ -330,7 +321,7 @@ class InferenceSession:
                                             device_id: int = 0, vendor_id: int = -1) -> OrtValue:
         """An OrtValue from "this session's allocator" (here as any other: a new shared buffer)."""
         if isinstance(element_type, int):  # an ONNX TensorProto type
-            element_type = _ONNX_TYPES.get(element_type, "O")
+            element_type = numpy_type(element_type)
         return OrtValue.ortvalue_from_shape_and_type(shape, element_type, device_type, device_id)
 
     def run(self, output_names: Any, input_feed: dict, run_options: Any = None) -> list[np.ndarray]:

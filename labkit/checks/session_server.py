@@ -69,9 +69,29 @@ def _dtype(spec: Any) -> np.dtype:
 
 #: the test inputs the host builds (the sessions); any other `Make` is built in the answer's process
 SERVED_FACTORIES = {"labkit.material.l10_bound:bound_session", "labkit.material.l11:device_decoder"}
-#: numpy dtypes of ONNX Runtime's tensor types (a value of the session's side, described to the answer's)
-_NUMPY_TYPES = {"tensor(float)": "<f4", "tensor(double)": "<f8", "tensor(float16)": "<f2", "tensor(int64)": "<i8",
-                "tensor(int32)": "<i4", "tensor(int8)": "|i1", "tensor(uint8)": "|u1", "tensor(bool)": "|b1"}
+#: the one table of the element types both sides name: ONNX's TensorProto number, ONNX Runtime's name
+#: ("tensor(float)"), NumPy's dtype
+ELEMENT_TYPES = ((1, "float", "<f4"), (2, "uint8", "|u1"), (3, "int8", "|i1"), (4, "uint16", "<u2"),
+                 (5, "int16", "<i2"), (6, "int32", "<i4"), (7, "int64", "<i8"), (9, "bool", "|b1"),
+                 (10, "float16", "<f2"), (11, "double", "<f8"), (12, "uint32", "<u4"), (13, "uint64", "<u8"))
+
+
+def numpy_type(onnx_type: int | str) -> str:
+    """NumPy's dtype of an ONNX element type, given as TensorProto's number or ONNX Runtime's
+    "tensor(float)"; TypeError for one this check does not carry (never a silent float)."""
+    for number, name, dtype in ELEMENT_TYPES:
+        if onnx_type in (number, f"tensor({name})"):
+            return dtype
+    raise TypeError(f"tensors of element type {onnx_type!r} are not supported in this check")
+
+
+def onnx_type_name(dtype: Any) -> str:
+    """ONNX Runtime's name of a NumPy dtype ("tensor(float)")."""
+    dt = np.dtype(dtype).str
+    for _, name, numpy_dtype in ELEMENT_TYPES:
+        if numpy_dtype == dt:
+            return f"tensor({name})"
+    raise TypeError(f"tensors of dtype {np.dtype(dtype)} are not supported in this check")
 #: seconds the zygote waits for the host to finish the last call's requests before it starts a new host, and
 #: for it to build a call's sessions (the first time: import ONNX Runtime, find a GPU, compile its shaders)
 IDLE_WAIT, BUILD_WAIT = 2.0, 50.0  # below confine.START_TIMEOUT: the kernel waits for the call to start
@@ -322,7 +342,7 @@ class _Server:
         """What the answer's side knows of a value of this side: its number, device, shape, dtype, address."""
         value = self.objects[vid][0]
         return {"vid": vid, "device": value.device_name().lower(), "shape": list(value.shape()),
-                "dtype": _NUMPY_TYPES.get(value.data_type(), "<f4"), "ptr": int(value.data_ptr())}
+                "dtype": numpy_type(value.data_type()), "ptr": int(value.data_ptr())}
 
     def _value(self, msg: dict, arrays: list, fds: list) -> dict:
         """A new value: on the CPU over the shared buffer the answer sent, else on the named device."""
