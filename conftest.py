@@ -99,6 +99,7 @@ HEAVY = (
         "03.dynamic_batch", "03.raw_input", "03.custom_op", "07.ort_file", "08.web_model", "09.export_dynamic", "09.generate",
         "10.custom_converter", "10.to_onnx", "11.device_decode", "11.placement")),
     "tests/test_l07.py::test_ort_file_",  # a conversion to ORT format in their fixture (5 s)
+    "tests/test_l07.py::test_answers_survive_the_grader_round_trip",  # the same fixture (7.7 s)
     "tests/test_l11.py::test_decoder_on_webgpu_decodes_as_the_cpu",  # the WebGPU shaders' first compile (5 s)
     "tests/test_l08.py::test_wrong_answers_get_precise_messages[08.web_model-",
     "tests/test_l08.py::test_answers_survive_the_grader_round_trip",  # exports the web model (8 s)
