@@ -100,6 +100,10 @@ HEAVY = (
         "10.custom_converter", "10.to_onnx", "11.device_decode", "11.placement")),
     "tests/test_l07.py::test_ort_file_",  # a conversion to ORT format in their fixture (5 s)
     "tests/test_l07.py::test_answers_survive_the_grader_round_trip",  # the same fixture (7.7 s)
+    # the corpus's training-mode model, a dynamo export (7 s, once per worker)
+    "tests/test_l03.py::test_training_mode_nodes_are_found",
+    "tests/test_l03.py::test_dynamic_batch_says_what_is_wrong[<lambda>-same logits at any batch size-training mode]",
+    "tests/test_l03.py::test_dynamic_batch_says_what_is_wrong[<lambda>-same logits as the course model-exported in",
     "tests/test_l11.py::test_decoder_on_webgpu_decodes_as_the_cpu",  # the WebGPU shaders' first compile (5 s)
     "tests/test_l08.py::test_wrong_answers_get_precise_messages[08.web_model-",
     "tests/test_l08.py::test_answers_survive_the_grader_round_trip",  # exports the web model (8 s)
