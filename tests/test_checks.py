@@ -149,6 +149,27 @@ def test_an_answer_that_changes_its_arguments_fails_and_cannot_corrupt_the_input
     assert evaluate(toy, lambda x: 2 * x).status == "passed"
 
 
+def test_a_call_that_changes_a_scikit_learn_model_in_place_is_named():
+    """A fitted scikit-learn model given to a function is the caller's too (10.to_onnx's blind round 8: two
+    answers cast its fitted arrays in place and scored full): its pickle is compared before and after."""
+    import numpy as np
+    from sklearn.linear_model import LogisticRegression
+
+    from labkit.checks.calls import call_each
+
+    rng = np.random.default_rng(0)
+    model = LogisticRegression().fit(rng.normal(size=(40, 3)), rng.integers(0, 2, 40))
+
+    def cast_in_place(m):
+        m.coef_ = m.coef_.astype(np.float32)
+        return 1
+
+    changed, untouched = call_each(cast_in_place, [(model,)]), call_each(lambda m: m.predict_proba(
+        np.zeros((1, 3))).shape[1], [(model,)])
+    assert "changed what it was given in place (argument 1, the scikit-learn model)" in str(changed[0])
+    assert list(untouched) == [2], untouched  # reading (predicting) changes nothing
+
+
 def test_the_form_of_each_result_crosses_to_the_judge(tmp_path):
     """Plain data merges forms a caller tells apart (a NumPy integer becomes an int, a tuple a list, bytes and a
     ModelProto the same OnnxBlob): the learner side records each result's form, and it survives the grader's

@@ -58,8 +58,9 @@ def exc_message(e: BaseException) -> str:
 
 
 def fingerprint(x: Any, depth: int = 0) -> Any:
-    """What a caller would see of an argument: arrays (dtype, shape, bytes), ONNX models (their bytes), and
-    lists, tuples and dicts of them; None for objects that are not data (sessions, modules...)."""
+    """What a caller would see of an argument: arrays (dtype, shape, bytes), ONNX models (their bytes),
+    scikit-learn models (their pickle), and lists, tuples and dicts of them; None for objects that are not
+    data (sessions, modules...)."""
     if depth > 20:
         return None
     if isinstance(x, np.ndarray):
@@ -72,7 +73,19 @@ def fingerprint(x: Any, depth: int = 0) -> Any:
         return ("dict", tuple((repr(k), fingerprint(v, depth + 1)) for k, v in x.items()))
     if x is None or isinstance(x, (bool, int, float, str, bytes)):
         return ("value", x)
+    if _is_estimator(x):  # a fitted scikit-learn model: its pickle holds every fitted attribute
+        import pickle
+
+        try:
+            return ("sklearn", pickle.dumps(x, protocol=5))
+        except Exception:
+            return None
     return None
+
+
+def _is_estimator(x: Any) -> bool:
+    """A scikit-learn estimator (a subclass of sklearn.base.BaseEstimator), without importing scikit-learn."""
+    return any(c.__module__ == "sklearn.base" and c.__name__ == "BaseEstimator" for c in type(x).__mro__)
 
 
 def changed_argument(before: list, args: tuple) -> str | None:
@@ -80,7 +93,8 @@ def changed_argument(before: list, args: tuple) -> str | None:
     must come back as it went in (a function that edits the model it was given breaks its caller's copy)."""
     for i, (fp, arg) in enumerate(zip(before, args)):
         if fp is not None and fingerprint(arg) != fp:
-            what = "the ONNX model" if fp[0] == "onnx" else "the array" if fp[0] == "array" else plain.describe(arg)
+            what = {"onnx": "the ONNX model", "array": "the array", "sklearn": "the scikit-learn model"}.get(
+                fp[0]) or plain.describe(arg)
             return f"argument {i + 1}, {what}"
     return None
 

@@ -427,3 +427,15 @@ add_blind(CORPUS, blind5_l10, reclassify={
     "blind5-cache-across-calls": ("right", "every batch the check gives runs through the one binding: its batches "
                                            "never repeat within a call, and each call starts in a fresh process"),
 })
+
+# Blind round 8 (tests/corpus/blind8_l10.py, 33 answers to 10.to_onnx and 10.custom_converter by a writer who read
+# only the prompts): measured first at two seeds — 2 full marks for wrong answers (each changed the caller's fitted
+# scikit-learn model in place, which the check did not look at), 0 over-credits, 0 false rejects; after the check
+# compares a scikit-learn argument's pickle before and after the call, 0, 0, 0. Each entry converts a model (about
+# 1 s an evaluation): the 25 that passed before the fix were scored by hand as they were measured; the 8 that guard
+# the fix (the two mutations, the six right answers) run in the heavy tier.
+from corpus import blind8_l10  # noqa: E402
+
+_BLIND8_GUARDS = {"blind8-to-mutates-model-float32", "blind8-cc-mutates-bounds"} | {
+    e.name for entries in blind8_l10.CORPUS.values() for e in entries if isinstance(e, Right)}
+add_blind(CORPUS, blind8_l10, slow={e.name for entries in blind8_l10.CORPUS.values() for e in entries} - _BLIND8_GUARDS)
