@@ -9,7 +9,6 @@ from onnx import helper, numpy_helper, TensorProto
 from skl2onnx import convert_sklearn, to_onnx, update_registered_converter
 from skl2onnx.algebra.onnx_ops import OnnxClip, OnnxIdentity, OnnxMax, OnnxMin
 from skl2onnx.common.data_types import DoubleTensorType, FloatTensorType
-from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import Pipeline
 from sklearn.tree import DecisionTreeClassifier
 
