@@ -226,16 +226,18 @@ def _flakes(*paths: Path) -> list[str]:
                            "--output-format", "concise", *map(str, paths)],
                           capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert proc.returncode in (0, 1), proc.stderr[-2000:]
-    return [line for line in proc.stdout.splitlines() if re.match(r".+:\d+:\d+: F\d+", line)]
+    return [line for line in proc.stdout.splitlines() if re.match(r".+:\d+:\d+: ", line)]  # syntax errors too
 
 
 def test_the_flake_check_sees_what_it_looks_for(tmp_path):
-    """The check below would pass on a tool that finds nothing: an unused import and an undefined name are
-    found, a `# noqa` line is not."""
+    """The check below would pass on a tool that finds nothing: an unused import, an undefined name and a
+    syntax error are found, a `# noqa` line is not."""
     bad = tmp_path / "bad.py"
     bad.write_text("import os\nimport sys  # noqa\nprint(undefined_name)\n")
     found = _flakes(bad)
     assert [f.split(": ", 1)[1].split()[0] for f in found] == ["F401", "F821"], found
+    (tmp_path / "broken.py").write_text("def f(:\n    pass\n")
+    assert any("broken.py:1:" in f and "invalid-syntax" in f for f in _flakes(tmp_path / "broken.py"))
 
 
 def test_no_unused_import_or_undefined_name():
