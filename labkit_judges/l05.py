@@ -565,6 +565,8 @@ def _rewrite_cases(seed: int) -> list[tuple]:
           ],
           cases=_rewrite_cases, tests=REWRITE_TESTS, skill=REWRITE_TESTS, bonus=True)
 def _rewrite_rule(outputs, seed):
+    from labkit.checks import DidNotDo
+
     ops_of = {}
     for k, (label, got) in enumerate(zip(REWRITE_GRAPHS, outputs)):
         names = [f"{label}: node counts", f"{label}: same outputs"]
@@ -577,18 +579,12 @@ def _rewrite_rule(outputs, seed):
         ops = ops_of[k] = _op_counts(model.graph)
         want = REWRITE_EXPECTED[k]
         if k == 0 and "Identity" not in ops and "MatMul" not in ops:
-            from labkit.checks import DidNotDo
-
             yield DidNotDo("the Identity is gone too: that is a graph optimizer's work (ONNX Runtime's or "
                            "onnxscript's), not a rewrite rule, which changes only what its pattern matches")
         if k == 4 and not any(o.get("Gemm") for o in ops_of.values()):
-            from labkit.checks import DidNotDo
-
             yield DidNotDo("no MatMul+Add pair became a Gemm in any graph: nothing was rewritten (onnxscript's "
                            "optimizer and its default rules leave these pairs alone)")
         elif k == 4 and ops_of.get(0, {}).get("Gemm") and not ops.get("Gemm") and ops.get("MatMul"):
-            from labkit.checks import DidNotDo
-
             yield DidNotDo("the main graph's pairs became Gemm but not those inside the If: a rewrite rule "
                            "applies wherever its pattern matches, subgraphs included (the rewriter visits "
                            "them); a pass over model.graph.node by hand does not")

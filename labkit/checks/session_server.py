@@ -92,6 +92,8 @@ def onnx_type_name(dtype: Any) -> str:
         if numpy_dtype == dt:
             return f"tensor({name})"
     raise TypeError(f"tensors of dtype {np.dtype(dtype)} are not supported in this check")
+
+
 #: seconds the zygote waits for the host to finish the last call's requests before it starts a new host, and
 #: for it to build a call's sessions (the first time: import ONNX Runtime, find a GPU, compile its shaders)
 IDLE_WAIT, BUILD_WAIT = 2.0, 50.0  # below confine.START_TIMEOUT: the kernel waits for the call to start
