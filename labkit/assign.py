@@ -157,6 +157,8 @@ def learner_module(lesson: str, exercises: list[Exercise]) -> str:
             out[-1] += ", bonus=True"
         if ex.tools:
             out[-1] += f", tools={ex.tools!r}"
+        if ex.call:
+            out[-1] += f", call={ex.call!r}"
         if ex.hints:
             out[-1] += ", hint=["
             out += [f"    {h!r}," for h in ex.hints] + ["]"]

@@ -7,6 +7,8 @@ because the kernel can import neither the judges nor the seed. Nothing here impo
 """
 from __future__ import annotations
 
+import functools
+import importlib
 import json
 import os
 from pathlib import Path
@@ -53,12 +55,20 @@ def collect(ex: Exercise, answer: Any, inputs: Callable[[], list[tuple]] | None 
             raise TypeError(f"{ex.id}: a function exercise is collected on its test inputs (inputs=)")
         if ex.tools:
             return call_confined(answer, inputs(), ex.tools)
-        return call_each(answer, inputs())
+        return call_each(_caller(ex, answer), inputs())
     if ex.kind == "onnx":
         return _onnx_bytes(answer)
     if ex.kind == "quiz" and isinstance(answer, dict) and all(v is None for v in answer.values()):
         raise NotAttempted()
     return plain.to_plain(answer)
+
+
+def _caller(ex: Exercise, answer: Callable) -> Callable:
+    """What the check calls on each case: the answer, or `ex.call`'s function with the answer bound first."""
+    if not ex.call:
+        return answer
+    module, name = ex.call.split(":")
+    return functools.partial(getattr(importlib.import_module(module), name), answer)
 
 
 def grading_inputs(ex: Exercise) -> list[tuple] | None:

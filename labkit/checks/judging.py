@@ -70,7 +70,7 @@ def _spec_source(id: str) -> str:
 
 def exercise(id: str, *, title: str, points: float, kind: str, hint: Sequence[str], tests: Sequence[str],
              skill: Sequence[str], cases: Callable[[int], list[tuple]] | None = None,
-             bonus: bool = False, tools: Sequence[str] = ()) -> Callable[[Callable], Callable]:
+             bonus: bool = False, tools: Sequence[str] = (), call: str = "") -> Callable[[Callable], Callable]:
     """The one spec of exercise `id`, on its judge `fn(answer, seed)` (a decorator).
 
     `title`, `points`, `kind` ("function", "value" or "onnx") and `hint` (a list of one-line steps: the
@@ -81,7 +81,8 @@ def exercise(id: str, *, title: str, points: float, kind: str, hint: Sequence[st
     also yield `DidNotDo(message)`. `bonus=True`: the exercise sits in a part the lesson calls optional, and
     its points count on top of the lesson's maximum (which is what the core asks). `tools=("numpy",)`: a function
     answer runs where only these and the standard library import (`confine`): the skill is the arithmetic,
-    and a library that does it is a shortcut."""
+    and a library that does it is a shortcut. `call="labkit.module:name"`: the check calls `name(answer, *case)`
+    instead of `answer(*case)`, for an answer that is not the process itself (rules the check applies)."""
     if kind == "quiz":
         raise ValueError(f"{id}: a quiz is specified with quiz(), not @exercise")
     if (kind == "function") != (cases is not None):
@@ -91,7 +92,8 @@ def exercise(id: str, *, title: str, points: float, kind: str, hint: Sequence[st
         raise ValueError(f"{id}: tests= must list distinct test names")
     if not skill or not set(skill) <= set(tests):
         raise ValueError(f"{id}: skill= must name at least one of its tests (the ones that are the exercise)")
-    ex = register(make_exercise(id, title=title, points=points, kind=kind, hint=hint, bonus=bonus, tools=tools),
+    ex = register(make_exercise(id, title=title, points=points, kind=kind, hint=hint, bonus=bonus, tools=tools,
+                                call=call),
                   _spec_source(id))
 
     def deco(fn: Callable) -> Callable:

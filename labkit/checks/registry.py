@@ -8,6 +8,7 @@ An exercise's one spec is in `labkit_judges/lNN.py` (`@exercise(...)`, `quiz(...
 from __future__ import annotations
 
 import importlib
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
@@ -48,6 +49,9 @@ class Exercise:
     questions: tuple[Question, ...] = ()
     bonus: bool = False     # in a part the lesson calls optional: scored outside the lesson's maximum
     tools: tuple[str, ...] = ()  # a function answer runs where only these import (`confine`); () anywhere
+    #: how the check calls a function answer on one case: "" calls answer(*case); "module:name" calls that
+    #: labkit function as name(answer, *case) (e.g. one that applies the rewrite rules the answer returns)
+    call: str = ""
 
     @property
     def lesson(self) -> str:
@@ -77,7 +81,7 @@ def _hint_text(hint: str | Sequence[str], id: str) -> str:
 
 def make_exercise(id: str, *, title: str, points: float, kind: str, hint: str | Sequence[str] = "",
                   questions: Sequence[Question] = (), bonus: bool = False,
-                  tools: Sequence[str] = ()) -> Exercise:
+                  tools: Sequence[str] = (), call: str = "") -> Exercise:
     """A validated Exercise (learner-visible fields only: quiz questions lose their answers)."""
     if not is_exercise_id(id):
         raise ValueError(f"exercise id {id!r} must look like '01.name'")
@@ -92,8 +96,10 @@ def make_exercise(id: str, *, title: str, points: float, kind: str, hint: str | 
     tools = tuple(tools)
     if tools and (kind != "function" or not all(isinstance(t, str) and t.isidentifier() for t in tools)):
         raise ValueError(f"{id}: tools= names the modules a function answer may import")
+    if call and (kind != "function" or tools or not re.fullmatch(r"labkit(\.\w+)+:\w+", call)):
+        raise ValueError(f"{id}: call= is 'labkit.module:function', for a function answer that is not confined")
     return Exercise(id, title, float(points), kind, _hint_text(hint, id), tuple(q.public() for q in questions),
-                    bonus, tools)
+                    bonus, tools, call)
 
 
 def register(ex: Exercise, source: str) -> Exercise:
@@ -101,7 +107,7 @@ def register(ex: Exercise, source: str) -> Exercise:
     first, the other must agree with it, else the generated module is stale (`source` says which)."""
     old = REGISTRY.get(ex.id)
     if old is not None and old != ex:
-        diff = [f for f in ("title", "points", "kind", "hint", "questions", "bonus", "tools") if getattr(old, f) != getattr(ex, f)]
+        diff = [f for f in ("title", "points", "kind", "hint", "questions", "bonus", "tools", "call") if getattr(old, f) != getattr(ex, f)]
         raise ValueError(f"{ex.id}: {source} disagrees with what was loaded before ({', '.join(diff)}): "
                          f"labkit/exercises/l{ex.lesson}.py is stale, run `labkit assign`")
     REGISTRY[ex.id] = ex
@@ -109,13 +115,14 @@ def register(ex: Exercise, source: str) -> Exercise:
 
 
 def declare(id: str, *, title: str, points: float, kind: str, hint: Sequence[str] = (),
-            questions: Sequence[Question] = (), bonus: bool = False, tools: Sequence[str] = ()) -> Exercise:
+            questions: Sequence[Question] = (), bonus: bool = False, tools: Sequence[str] = (),
+            call: str = "") -> Exercise:
     """Register an exercise on the learner side: what `labkit assign` writes in labkit/exercises/lNN.py
     from the spec (never written by hand). Refuses a quiz question that carries its answer."""
     if any(q.answer or q.why for q in questions):
         raise ValueError(f"{id}: the learner side never holds a quiz's answers")
     return register(make_exercise(id, title=title, points=points, kind=kind, hint=hint, questions=questions,
-                                  bonus=bonus, tools=tools), f"labkit/exercises/l{id[:2]}.py")
+                                  bonus=bonus, tools=tools, call=call), f"labkit/exercises/l{id[:2]}.py")
 
 
 def _import_lesson(package: str, lesson: str) -> bool:
