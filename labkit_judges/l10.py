@@ -377,14 +377,16 @@ quiz('10.quiz', title='Beyond PyTorch', points=5, questions=[
         "what the output type seq(map(int64, tensor(float))) says; options={id(clf): {'zipmap': "
         'False}} gives a plain tensor. ORT returns float arrays for classifiers gladly once ZipMap is '
         'off (a), and float64 (c) has nothing to do with it.')),
-    Question('q2', 'A StandardScaler + RandomForest pipeline converted with float32 input gives other probabilities than scikit-learn on a few test digits: some trees voted for another class. What is the likeliest cause?', {
-        'a': 'float32 scaling moves values across split thresholds',
-        'b': 'ONNX Runtime prunes some of the trees to save some time',
-        'c': 'The model was exported with a fixed batch size',
+    Question('q2', 'You convert with to_onnx(linear, X_train[:1]): the sample is one float32 row of 64 pixel features. Which inputs does the converted model accept?', {
+        'a': 'Float32 rows of 64 features, in batches of any size',
+        'b': 'Only one row at a time: the shape of the sample',
+        'c': 'Rows of 64 features of any dtype, cast to float32',
     }, answer='a', why=(
-        'scikit-learn scales in float64, the ONNX graph in float32, and trees compare a value with a '
-        'threshold, so one float32 rounding can change a branch. ONNX Runtime runs every tree (b), and '
-        'a fixed batch size (c) fails loudly instead of changing a vote.')),
+        'skl2onnx takes only the dtype and the width from the sample and sets its first dimension to '
+        'None: the input is declared float [None, 64], and one session runs all 450 test digits or a '
+        "batch of 32. Not b: the sample's row count is not kept. Not c: ONNX Runtime checks an input "
+        'against its declared type and refuses a float64 array (INVALID_ARGUMENT: Unexpected input data '
+        'type).')),
     Question('q3', "You create a session with providers=['XnnpackExecutionProvider', 'CPUExecutionProvider']. Which nodes run on XNNPACK?", {
         'a': 'All of them: the first provider runs the whole graph',
         'b': 'None: the CPU provider is always preferred',
@@ -410,14 +412,16 @@ quiz('10.quiz', title='Beyond PyTorch', points=5, questions=[
         'and a copy at most; with a GPU provider each run() copies inputs to the device and outputs '
         'back, which binding device buffers avoids. That is more than an API change (a), and the node '
         'count (b) does not decide it.')),
-    Question('q6', "A pipeline holds a transformer you wrote yourself, and skl2onnx.to_onnx raises 'Unable to find a shape calculator for type ...'. What is the fix?", {
-        'a': 'Convert the whole pipeline with a higher target_opset',
-        'b': 'Register a converter and shape calculator for it',
-        'c': "Pass options={'zipmap': False} to to_onnx",
+    Question('q6', 'After session.run_with_iobinding(binding) you keep first = out.numpy() (out: the bound output OrtValue), bind the next batch as input and run again. What does first hold now?', {
+        'a': "The first batch's outputs: numpy() made a copy",
+        'b': "The next batch's outputs: it views the bound buffer",
+        'c': 'Freed memory: ORT allocated a fresh result buffer',
     }, answer='b', why=(
-        'skl2onnx converts what it has a converter for; a class of your own needs a shape calculator '
-        "and a converter (writing the transformer's maths as ONNX nodes), registered with "
-        'skl2onnx. The opset (a) and ZipMap (c) do not add converters.')),
+        "OrtValue.numpy() of a CPU tensor returns an array over the OrtValue's own memory "
+        '(np.shares_memory says True), and each run writes its outputs into the bound buffer, so first '
+        'now shows the next batch: copy what you want to keep. Not a: numpy() copies nothing here. '
+        'Not c: ORT allocates no new buffer for a bound OrtValue; out.data_ptr() is the same after '
+        'the second run.')),
 ])
 
 

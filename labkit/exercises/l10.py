@@ -28,10 +28,10 @@ declare('10.quiz', title='Beyond PyTorch', points=5, kind='quiz', questions=[
         'b': 'The converter ends the graph with a ZipMap node',
         'c': 'The probabilities were computed in float64',
     }),
-    Question('q2', 'A StandardScaler + RandomForest pipeline converted with float32 input gives other probabilities than scikit-learn on a few test digits: some trees voted for another class. What is the likeliest cause?', {
-        'a': 'float32 scaling moves values across split thresholds',
-        'b': 'ONNX Runtime prunes some of the trees to save some time',
-        'c': 'The model was exported with a fixed batch size',
+    Question('q2', 'You convert with to_onnx(linear, X_train[:1]): the sample is one float32 row of 64 pixel features. Which inputs does the converted model accept?', {
+        'a': 'Float32 rows of 64 features, in batches of any size',
+        'b': 'Only one row at a time: the shape of the sample',
+        'c': 'Rows of 64 features of any dtype, cast to float32',
     }),
     Question('q3', "You create a session with providers=['XnnpackExecutionProvider', 'CPUExecutionProvider']. Which nodes run on XNNPACK?", {
         'a': 'All of them: the first provider runs the whole graph',
@@ -48,9 +48,9 @@ declare('10.quiz', title='Beyond PyTorch', points=5, kind='quiz', questions=[
         'b': 'When the model has a great many nodes',
         'c': 'When a GPU provider keeps data on the device',
     }),
-    Question('q6', "A pipeline holds a transformer you wrote yourself, and skl2onnx.to_onnx raises 'Unable to find a shape calculator for type ...'. What is the fix?", {
-        'a': 'Convert the whole pipeline with a higher target_opset',
-        'b': 'Register a converter and shape calculator for it',
-        'c': "Pass options={'zipmap': False} to to_onnx",
+    Question('q6', 'After session.run_with_iobinding(binding) you keep first = out.numpy() (out: the bound output OrtValue), bind the next batch as input and run again. What does first hold now?', {
+        'a': "The first batch's outputs: numpy() made a copy",
+        'b': "The next batch's outputs: it views the bound buffer",
+        'c': 'Freed memory: ORT allocated a fresh result buffer',
     }),
 ])
