@@ -321,3 +321,30 @@ def test_the_learner_side_and_the_spec_must_agree():
     with pytest.raises(ValueError, match="never holds a quiz's answers"):
         declare("99.q", title="q", points=1, kind="quiz", questions=[Question("q1", "?", {"a": "x"}, answer="a")])
     assert "99.q" not in REGISTRY
+
+
+def test_call_names_how_a_function_answer_is_called():
+    """call="labkit.module:name": the check calls name(answer, *case), so an answer can be the rules a check applies
+    (05.rewrite_rule) rather than the process; refused for other kinds, for confined answers and for other packages."""
+    import onnx
+    from onnx import TensorProto, helper
+    from onnxscript.rewriter import pattern
+
+    from labkit.checks import collect
+    from labkit.checks.registry import make_exercise
+
+    ex = make_exercise("99.called", title="c", points=1, kind="function", call="labkit.material.l05:apply_rules")
+    info = helper.make_tensor_value_info
+    model = helper.make_model(helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Relu", ["r"], ["y"])], "g",
+        [info("x", TensorProto.FLOAT, [2])], [info("y", TensorProto.FLOAT, [2])]))
+    once = pattern.RewriteRule(lambda op, x: op.Relu(op.Relu(x)), lambda op, x: op.Relu(x))
+    out = collect(ex, lambda: [once], lambda: [(model,)])
+    assert [n.op_type for n in onnx.load_from_string(out[0].data).graph.node] == ["Relu"], out
+    assert "takes none" in collect(ex, lambda m: m, lambda: [(model,)])[0].message
+    for bad in ({"kind": "value"}, {"tools": ("numpy",)}):
+        with pytest.raises(ValueError, match="call="):
+            make_exercise("99.called", title="c", points=1, **{"kind": "function", **bad},
+                          call="labkit.material.l05:apply_rules")
+    with pytest.raises(ValueError, match="call="):
+        make_exercise("99.called", title="c", points=1, kind="function", call="os:system")
