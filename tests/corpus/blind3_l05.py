@@ -300,13 +300,18 @@ CORPUS = {
 
 
 # ------------------------------------------------------------------ 05.rewrite_rule
+# converted to the rules form (matmul_add_rules()) at stop 46; measured in the old form as recorded in the note (issue 32)
+# Each answer now returns the rules it handed to rewrite(model, ...); the check applies them. Dropped, not convertible:
+#   blind3-rewrite-by-hand-no-onnxscript: a pass by hand over the protobuf, no rule: nothing to return in the rules form.
+#   blind3-rewrite-ort-extended: ONNX Runtime's EXTENDED file instead of a rule: no rule to return.
+#   blind3-rewrite-identity: the model handed back unchanged, no rule: nothing to return in the rules form.
 def _rank(v):
     return None if v.shape is None else len(v.shape)
 
 
 def _rw_make(*, cond="full", commute=True, two_rules=False, swap=False, trans=False):
-    def rewrite_matmul_add(model):
-        from onnxscript.rewriter import pattern, rewrite
+    def matmul_add_rules():
+        from onnxscript.rewriter import pattern
 
         def target(op, x, w, b):
             return op.Add(op.MatMul(x, w), b)
@@ -333,14 +338,12 @@ def _rw_make(*, cond="full", commute=True, two_rules=False, swap=False, trans=Fa
         rules = [pattern.RewriteRule(target, replacement, condition)]
         if two_rules:
             rules.append(pattern.RewriteRule(target_rev, replacement, condition))
-        return rewrite(model, pattern_rewrite_rules=pattern.RewriteRuleSet(rules, commute=commute))
-    return rewrite_matmul_add
+        return pattern.RewriteRuleSet(rules, commute=commute)
+    return matmul_add_rules
 
 
-
-
-def _rw_class(model):
-    from onnxscript.rewriter import pattern, rewrite
+def _rw_class():
+    from onnxscript.rewriter import pattern
 
     class MatMulAddToGemm(pattern.RewriteRuleClassBase):
         def pattern(self, op, x, w, b):
@@ -353,65 +356,17 @@ def _rw_class(model):
         def rewrite(self, op, x, w, b, **_):
             return op.Gemm(x, w, b, alpha=1.0, beta=1.0)
 
-    return rewrite(model, pattern_rewrite_rules=pattern.RewriteRuleSet([MatMulAddToGemm.rule()], commute=True))
+    return pattern.RewriteRuleSet([MatMulAddToGemm.rule()], commute=True)
 
 
-def _rw_by_hand(model):
-    """Right values, but no onnxscript: a hand-written pass over the protobuf."""
-    model = copy.deepcopy(model)
-    g = model.graph
-    ranks = {}
-    for vi in list(g.input) + list(g.value_info) + list(g.output):
-        if vi.type.tensor_type.HasField("shape"):
-            ranks[vi.name] = len(vi.type.tensor_type.shape.dim)
-    for t in g.initializer:
-        ranks[t.name] = len(t.dims)
-    prod = {o: n for n in g.node for o in n.output}
-    users = Counter(i for n in g.node for i in n.input) + Counter(o.name for o in g.output)
-    drop = []
-    for n in list(g.node):
-        if n.op_type != "Add":
-            continue
-        for k in (0, 1):
-            mm = prod.get(n.input[k])
-            if mm is None or mm.op_type != "MatMul" or users[mm.output[0]] != 1:
-                continue
-            x, w, b = mm.input[0], mm.input[1], n.input[1 - k]
-            if ranks.get(x) == 2 and ranks.get(w) == 2 and ranks.get(b) == 1:
-                n.op_type = "Gemm"
-                del n.input[:]
-                n.input.extend([x, w, b])
-                drop.append(mm)
-                break
-    for mm in drop:
-        g.node.remove(mm)
-    return model
-
-
-def _rw_ort_extended(model):
-    import onnxruntime as ort, tempfile, os
-    so = ort.SessionOptions()
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
-    with tempfile.TemporaryDirectory(dir=_BLIND3_CACHE) as d:
-        so.optimized_model_filepath = os.path.join(d, "ext.onnx")
-        ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
-        return onnx.load(so.optimized_model_filepath)
-
-
-def _rw_identity(model):
-    return model
-
-
-def _rw_ir(model):
-    """Right: same rule, handed an onnx_ir model and converted back to a ModelProto."""
-    import onnx_ir as ir
-    from onnxscript.rewriter import pattern, rewrite
+def _rw_ir():
+    """Right: same rule (it used to apply it to an onnx_ir model and convert back: that part is the check's now)."""
+    from onnxscript.rewriter import pattern
     rule = pattern.RewriteRule(
         lambda op, x, w, b: op.Add(op.MatMul(x, w), b),
         lambda op, x, w, b: op.Gemm(x, w, b),
         lambda ctx, x, w, b, **_: [None if v.shape is None else v.shape.rank() for v in (x, w, b)] == [2, 2, 1])
-    m = rewrite(ir.serde.deserialize_model(model), pattern_rewrite_rules=pattern.RewriteRuleSet([rule], commute=True))
-    return ir.serde.serialize_model(m)
+    return pattern.RewriteRuleSet([rule], commute=True)
 
 
 CORPUS["05.rewrite_rule"] = [
@@ -424,9 +379,6 @@ CORPUS["05.rewrite_rule"] = [
     Wrong("blind3-rewrite-len-shape-crash", answer=_rw_make(cond="len")),
     Wrong("blind3-rewrite-gemm-args-swapped", answer=_rw_make(swap=True)),
     Wrong("blind3-rewrite-transB", answer=_rw_make(trans=True)),
-    Wrong("blind3-rewrite-by-hand-no-onnxscript", answer=_rw_by_hand, outputs_wrong=False, skipped_skill=True),
-    Wrong("blind3-rewrite-ort-extended", answer=_rw_ort_extended, outputs_wrong=False, skipped_skill=True),
-    Wrong("blind3-rewrite-identity", answer=_rw_identity, skipped_skill=True),
 ]
 
 

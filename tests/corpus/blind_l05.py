@@ -432,6 +432,11 @@ def portable_twice(tmp):
 
 
 # ---------------------------------------------------------------- 05.rewrite_rule
+# converted to the rules form (matmul_add_rules()) at stop 46; measured in the old form as recorded in the note (issue 32)
+# Each answer now returns the rules it handed to rewrite(model, ...); the check applies them. Dropped, not convertible:
+#   blind-ort-optimizer: ONNX Runtime's BASIC file instead of a rule: no rule to return (a shortcut the form shuts out).
+#   blind-unchanged: the model handed back unchanged, no rule: nothing to return in the rules form.
+#   blind-plus-optimizer: its mistake (onnxscript's optimizer after rewrite) acted on the model, which it no longer sees.
 
 def _rules(condition=True, commute=True, replacement=None, target=None):
     from onnxscript.rewriter import pattern
@@ -452,14 +457,9 @@ def _rules(condition=True, commute=True, replacement=None, target=None):
     return pattern.RewriteRuleSet([rule], commute=commute)
 
 
-def _rewrite(model, **kw):
-    from onnxscript.rewriter import rewrite
-    return rewrite(model, pattern_rewrite_rules=_rules(**kw))
-
-
 # Right: two explicit rules, one per Add order, no commute flag; condition reads .shape.rank().
-def rewrite_two_rules(model):
-    from onnxscript.rewriter import pattern, rewrite
+def rewrite_two_rules():
+    from onnxscript.rewriter import pattern
 
     def t1(op, x, w, b):
         return op.Add(op.MatMul(x, w), b)
@@ -476,13 +476,12 @@ def rewrite_two_rules(model):
         except AttributeError:
             return False
 
-    rules = pattern.RewriteRuleSet([pattern.RewriteRule(t1, rep, ok), pattern.RewriteRule(t2, rep, ok)])
-    return rewrite(model, pattern_rewrite_rules=rules)
+    return pattern.RewriteRuleSet([pattern.RewriteRule(t1, rep, ok), pattern.RewriteRule(t2, rep, ok)])
 
 
 # Right: a class-based rule (RewriteRuleClassBase) with commute=True.
-def rewrite_class_rule(model):
-    from onnxscript.rewriter import pattern, rewrite
+def rewrite_class_rule():
+    from onnxscript.rewriter import pattern
 
     class MatMulAddToGemm(pattern.RewriteRuleClassBase):
         def pattern(self, op, x, w, b):
@@ -495,72 +494,49 @@ def rewrite_class_rule(model):
         def rewrite(self, op, x, w, b, **_):
             return op.Gemm(x, w, b)
 
-    rules = pattern.RewriteRuleSet([MatMulAddToGemm.rule()], commute=True)
-    return rewrite(model, pattern_rewrite_rules=rules)
+    return pattern.RewriteRuleSet([MatMulAddToGemm.rule()], commute=True)
 
 
 # Right: the RewriteRuleSet built with commute=True, rule given as a list, condition with len(tuple(shape)).
-def rewrite_list(model):
-    return _rewrite(model)
+def rewrite_list():
+    return _rules()
 
 
 # Wrong: no condition: the 3-D MatMul is turned into a Gemm too.
-def rewrite_no_condition(model):
-    return _rewrite(model, condition=False)
+def rewrite_no_condition():
+    return _rules(condition=False)
 
 
 # Wrong: commute forgotten: Add(b, MatMul) is not rewritten.
-def rewrite_no_commute(model):
-    return _rewrite(model, commute=False)
+def rewrite_no_commute():
+    return _rules(commute=False)
 
 
 # Wrong: replacement swaps the operands: Gemm(w, x, b).
-def rewrite_swapped(model):
+def rewrite_swapped():
     def rep(op, x, w, b):
         return op.Gemm(w, x, b)
-    return _rewrite(model, replacement=rep)
+    return _rules(replacement=rep)
 
 
 # Wrong: replacement with transB=1 (as PyTorch's Linear exports it).
-def rewrite_transb(model):
+def rewrite_transb():
     def rep(op, x, w, b):
         return op.Gemm(x, w, b, transB=1)
-    return _rewrite(model, replacement=rep)
+    return _rules(replacement=rep)
 
 
 # Wrong: Gemm without the bias, the Add dropped.
-def rewrite_drop_bias(model):
+def rewrite_drop_bias():
     def rep(op, x, w, b):
         return op.Gemm(x, w)
-    return _rewrite(model, replacement=rep)
-
-
-# Wrong: ONNX Runtime's optimizer (MatMulAddFusion) handed back instead of a rewrite rule.
-def rewrite_ort(model):
-    import os
-    import tempfile
-    path = os.path.join(tempfile.mkdtemp(), "o.onnx")
-    so = ort.SessionOptions()
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
-    so.optimized_model_filepath = path
-    ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
-    return onnx.load(path)
-
-
-# Wrong: returns the model unchanged.
-def rewrite_identity(model):
-    return model
-
-
-# Wrong: onnxscript's whole optimizer on top of the rule (folds constants, changes other nodes).
-def rewrite_plus_optimizer(model):
-    import onnxscript.optimizer
-    return onnxscript.optimizer.optimize(_rewrite(model))
+    return _rules(replacement=rep)
 
 
 # Wrong: condition only checks x's rank (a 1-D... rather: a 2-D x with a bias of rank 2 gets through).
-def rewrite_x_only(model):
-    from onnxscript.rewriter import pattern, rewrite
+# (Never among CORPUS's entries, as copied; converted with the others.)
+def rewrite_x_only():
+    from onnxscript.rewriter import pattern
 
     def tgt(op, x, w, b):
         return op.Add(op.MatMul(x, w), b)
@@ -571,8 +547,7 @@ def rewrite_x_only(model):
     def cond(context, x, w, b, **_):
         return x.shape is None or len(x.shape) == 2
 
-    return rewrite(model, pattern_rewrite_rules=pattern.RewriteRuleSet([pattern.RewriteRule(tgt, rep, cond)],
-                                                                        commute=True))
+    return pattern.RewriteRuleSet([pattern.RewriteRule(tgt, rep, cond)], commute=True)
 
 
 CORPUS = {
@@ -629,8 +604,5 @@ CORPUS = {
         Wrong("blind-swapped-operands", answer=rewrite_swapped, outputs_wrong=True),
         Wrong("blind-transB", answer=rewrite_transb, outputs_wrong=True),
         Wrong("blind-drop-bias", answer=rewrite_drop_bias, outputs_wrong=True),
-        Wrong("blind-ort-optimizer", answer=rewrite_ort, outputs_wrong=True, skipped_skill=True),
-        Wrong("blind-unchanged", answer=rewrite_identity, outputs_wrong=True, skipped_skill=True),
-        Wrong("blind-plus-optimizer", answer=rewrite_plus_optimizer, outputs_wrong=True),
     ],
 }
