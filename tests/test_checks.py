@@ -333,7 +333,7 @@ def test_call_names_how_a_function_answer_is_called():
     from labkit.checks import collect
     from labkit.checks.registry import make_exercise
 
-    ex = make_exercise("99.called", title="c", points=1, kind="function", call="labkit.material.l05:apply_rules")
+    ex = make_exercise("99.called", title="c", points=1, kind="function", call="labkit.material.l05_rules:apply_rules")
     info = helper.make_tensor_value_info
     model = helper.make_model(helper.make_graph(
         [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Relu", ["r"], ["y"])], "g",
@@ -345,6 +345,6 @@ def test_call_names_how_a_function_answer_is_called():
     for bad in ({"kind": "value"}, {"tools": ("numpy",)}):
         with pytest.raises(ValueError, match="call="):
             make_exercise("99.called", title="c", points=1, **{"kind": "function", **bad},
-                          call="labkit.material.l05:apply_rules")
+                          call="labkit.material.l05_rules:apply_rules")
     with pytest.raises(ValueError, match="call="):
         make_exercise("99.called", title="c", points=1, kind="function", call="os:system")

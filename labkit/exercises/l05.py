@@ -45,7 +45,7 @@ declare('05.portable', title='Save a portable optimized model', points=3, kind='
     'onnxruntime.SessionOptions: graph_optimization_level and optimized_model_filepath.',
 ])
 
-declare('05.rewrite_rule', title='A rewrite rule with onnxscript: MatMul + Add -> Gemm', points=3, kind='function', bonus=True, call='labkit.material.l05:apply_rules', hint=[
+declare('05.rewrite_rule', title='A rewrite rule with onnxscript: MatMul + Add -> Gemm', points=3, kind='function', bonus=True, call='labkit.material.l05_rules:apply_rules', hint=[
     'A rewrite rule has a pattern to find (MatMul then Add), a replacement (Gemm) and a condition: Gemm takes 2-D inputs only, so the rule must refuse other ranks; Add is commutative.',
     'onnxscript.rewriter.pattern: RewriteRule(target, replacement, condition), and RewriteRuleSet([...], commute=True) for both orders of Add; return the rule set (the check calls rewrite(model, pattern_rewrite_rules=...) with it).',
 ])

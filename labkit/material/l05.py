@@ -5,11 +5,9 @@ Written by hand (the notebooks import it); the generated `labkit/exercises/lNN.p
 holds only declarations."""
 from __future__ import annotations
 
-from typing import Any, Callable
-
 import numpy as np
 
-__all__ = ["PRACTICE_SEED", "IN_CHANNELS", "SIZE", "practice_model", "apply_rules"]
+__all__ = ["PRACTICE_SEED", "IN_CHANNELS", "SIZE", "practice_model"]
 
 
 # ---------------------------------------------------------------- lesson material (handed to the learner)
@@ -64,52 +62,3 @@ def practice_model(seed: int = PRACTICE_SEED) -> bytes:
                               producer_name="labkit.l05")
     return model.SerializeToString()
 
-
-# ---------------------------------------------------------------- how the check uses an answer
-
-#: where onnxscript keeps its shipped rules: an answer built on them did not write a rule
-_SHIPPED = "onnxscript.rewriter.rules"
-
-
-def _shipped(rule) -> str:
-    """The shipped class or function a rule's replacement or condition comes from, or ""."""
-    parts = (getattr(getattr(rule, "_replacement_pattern", None), "_function", None),
-             getattr(rule, "_condition_function", None))
-    for part in parts:
-        owner = getattr(part, "__self__", None)
-        for where in [part, *(type(owner).__mro__ if owner is not None else ())]:
-            if (getattr(where, "__module__", "") or "").startswith(_SHIPPED):
-                return getattr(where, "__qualname__", "") or getattr(part, "__qualname__", "a shipped rule")
-    return ""
-
-
-def apply_rules(answer: Callable[[], Any], model):
-    """05.rewrite_rule's check on one graph: `answer()` gives the rules, onnxscript's `rewrite` applies
-    them. The answer never sees the model, so a graph comes out rewritten only by the rules' doing."""
-    from onnxscript.rewriter import pattern, rewrite
-
-    from ..plain import describe
-
-    import inspect
-
-    try:
-        needs = [p for p in inspect.signature(answer).parameters.values()
-                 if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    except (TypeError, ValueError):
-        needs = []
-    if needs:
-        raise TypeError(f"the function takes an argument ({needs[0].name}): matmul_add_rules() takes none, it "
-                        "returns the rules and the check applies them to each graph")
-    rules = answer()
-    items = (list(rules.rules) if isinstance(rules, pattern.RewriteRuleSet)
-             else list(rules) if isinstance(rules, (list, tuple)) else [rules])
-    wrong = [r for r in items if not isinstance(r, pattern.RewriteRule)]
-    if not items or wrong:
-        got = "an empty list" if not items else describe(rules if wrong[0] is rules else wrong[0])
-        raise TypeError(f"the function returned {got}: return a pattern.RewriteRule, a list of them or a "
-                        "pattern.RewriteRuleSet, and the check applies it with rewrite()")
-    shipped = next((name for name in map(_shipped, items) if name), "")
-    if shipped:
-        raise ValueError(f"a rule comes from onnxscript's shipped rules ({shipped}): write the pattern, the "
-                         "replacement and the condition yourself")
-    return rewrite(model, pattern_rewrite_rules=rules if isinstance(rules, pattern.RewriteRuleSet) else items)

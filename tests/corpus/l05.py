@@ -345,3 +345,13 @@ add_blind(CORPUS, blind3_l05)
 from corpus import blind7_l05  # noqa: E402
 
 add_blind(CORPUS, blind7_l05)
+
+# Blind round 9 (tests/corpus/blind9_l05.py, 32 answers to the rules form by a writer who read only the prompt):
+# measured first against the rules-form check of b3a10b3 — 3 full marks for wrong answers (a RewriteRuleSet
+# subclass fusing by hand in apply_to_model, a condition that edits the graph through its context, a patch of
+# RewriteRuleSet.apply_to_model) and 1 over-credit (ONNX Runtime's optimizer run from a rule's side), no false
+# reject; after only onnxscript's own classes are taken, what a rule runs is watched for edits to the graph and
+# the rewriter's code is checked unchanged: 0, 0, 0 at seeds 0 and 20250.
+from corpus import blind9_l05  # noqa: E402
+
+add_blind(CORPUS, blind9_l05)
