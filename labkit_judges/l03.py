@@ -10,8 +10,9 @@ what runs is what the file says: a training-mode Dropout, which the default opti
 delete, really drops. An untrained CNN, a CNN the learner trained, a Softmax at the end, pixels
 divided by 255 all give other logits and fail the behaviour tests (at most half the points).
 
-`03.custom_op` is a function: the learner's kernel exports the notebook's model (torch runs there) at a
-threshold the seed picks, never the notebook's 0.5. The judge only loads the bytes: every node must be
+`03.custom_op` is a translation function: the learner's kernel exports a model of the check's own that
+calls the custom operator, with the translation in custom_translation_table (the spec's call=, torch runs
+there), at a threshold the seed picks, never the notebook's 0.5. The judge only loads the bytes: every node must be
 a standard ONNX operator, and ONNX Runtime must give the numpy definition on inputs the learner never
 saw (negatives, zeros, exactly ±threshold, batch sizes 1 and 37).
 """
@@ -490,7 +491,7 @@ def soft_threshold(x: np.ndarray, threshold: float) -> np.ndarray:
 
 
 def custom_op_cases(seed: int) -> list[tuple]:
-    """The argument `export_soft_threshold` is called with: one threshold, never the notebook's."""
+    """The threshold the check exports its model with (`labkit.material.l03_translate`), never the notebook's."""
     rng = np.random.default_rng(seed + 314)
     return [(float(rng.choice(THRESHOLDS)),)]
 
@@ -587,23 +588,19 @@ def _compare(name: str, x: np.ndarray, got, threshold: float, what: str) -> Test
 
 
 def _custom_answer_problem(got) -> str:
-    """Why the learner's function did not give a model, with the usual fix."""
+    """Why exporting with the learner's translation did not give a model."""
     if isinstance(got, Raised):
-        fix = " — expected an onnx.ModelProto, not the ONNXProgram" if "ONNXProgram" in got.message else ""
-        return f"export_soft_threshold {got.message}{fix}"
-    if isinstance(got, str):
-        return "export_soft_threshold returned a string: expected the onnx.ModelProto itself"
-    if got is None:
-        return "export_soft_threshold returned None: expected an onnx.ModelProto"
-    return f"expected an onnx.ModelProto from export_soft_threshold, got {plain.describe(got)}"
+        return f"exporting with soft_threshold_onnx as the translation failed: {got.message.removeprefix('raised ')}"
+    return f"the export gave {plain.describe(got)}, not a model"
 
 
 @exercise('03.custom_op', title='Translate a custom operator to standard ONNX', points=4, kind='function',
           hint=[
-              'Write soft-thresholding with standard operators: the sign of x times how far |x| lies beyond the threshold (never below 0); export the module with the threshold it was given.',
-              'An onnxscript function using op.Sign, op.Abs, op.Sub, op.Relu, op.Mul (or op.Where); torch.onnx.export(..., custom_translation_table=..., dynamic_shapes=...) and program.model_proto.',
+              'Write soft-thresholding with standard operators: the sign of x times how far |x| lies beyond the threshold (never below 0); use the threshold the function is given, not 0.5.',
+              'An onnxscript function of (x, threshold) using op.Sign, op.Abs, op.Sub, op.Relu, op.Mul (or op.Where), returning the result value; the check puts it in custom_translation_table itself.',
           ],
-          cases=custom_op_cases, tests=CUSTOM_TESTS, skill=CUSTOM_BEHAVIOUR, bonus=True)
+          cases=custom_op_cases, tests=CUSTOM_TESTS, skill=CUSTOM_BEHAVIOUR, bonus=True,
+          call="labkit.material.l03_translate:export_translation")
 def _custom_op(outputs, seed):
     (threshold,), = custom_op_cases(seed)
     got = outputs[0] if isinstance(outputs, list) and len(outputs) == 1 else outputs

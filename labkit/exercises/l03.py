@@ -17,9 +17,9 @@ declare('03.raw_input', title='Bake the preprocessing into the model', points=4,
     'torch.nn.Module with forward(pixels); Tensor.to(torch.float32); torch.onnx.export(..., dynamo=True, dynamic_shapes=...).',
 ])
 
-declare('03.custom_op', title='Translate a custom operator to standard ONNX', points=4, kind='function', bonus=True, hint=[
-    'Write soft-thresholding with standard operators: the sign of x times how far |x| lies beyond the threshold (never below 0); export the module with the threshold it was given.',
-    'An onnxscript function using op.Sign, op.Abs, op.Sub, op.Relu, op.Mul (or op.Where); torch.onnx.export(..., custom_translation_table=..., dynamic_shapes=...) and program.model_proto.',
+declare('03.custom_op', title='Translate a custom operator to standard ONNX', points=4, kind='function', bonus=True, call='labkit.material.l03_translate:export_translation', hint=[
+    'Write soft-thresholding with standard operators: the sign of x times how far |x| lies beyond the threshold (never below 0); use the threshold the function is given, not 0.5.',
+    'An onnxscript function of (x, threshold) using op.Sign, op.Abs, op.Sub, op.Relu, op.Mul (or op.Where), returning the result value; the check puts it in custom_translation_table itself.',
 ])
 
 declare('03.quiz', title='Exports that lie, and how to catch them', points=4, kind='quiz', questions=[
