@@ -45,6 +45,24 @@ from .fsutil import checkout
 #: the three ONNX Runtime Web files a WebAssembly-only page needs (the `ort.wasm` bundle: no WebGPU/WebGL code)
 ORT_FILES = ("ort.wasm.min.mjs", "ort-wasm-simd-threaded.mjs", "ort-wasm-simd-threaded.wasm")
 PACKAGE = "onnxruntime-web"
+#: the ES-module entry points of onnxruntime-web 1.30 (dist/) a page can import: the WebAssembly build each one
+#: loads (its `.mjs` loader and `.wasm`, by file stem; None: no WebAssembly) and the execution providers it
+#: registers (cpu and webnn left out). Read from the installed files by `entry_point_rows` (tests/test_l08.py checks
+#: every fact against them, and against what headless Chromium fetches). A `.bundle.` entry carries its build's
+#: `.mjs` inside itself.
+ENTRY_POINTS = {
+    "ort.wasm.min.mjs": ("ort-wasm-simd-threaded", ("wasm",)),
+    "ort.wasm.bundle.min.mjs": ("ort-wasm-simd-threaded", ("wasm",)),
+    "ort.min.mjs": ("ort-wasm-simd-threaded.jsep", ("webgpu", "wasm")),
+    "ort.bundle.min.mjs": ("ort-wasm-simd-threaded.jsep", ("webgpu", "wasm")),
+    "ort.webgpu.min.mjs": ("ort-wasm-simd-threaded.asyncify", ("webgpu", "wasm")),
+    "ort.webgpu.bundle.min.mjs": ("ort-wasm-simd-threaded.asyncify", ("webgpu", "wasm")),
+    "ort.jspi.min.mjs": ("ort-wasm-simd-threaded.jspi", ("webgpu", "wasm")),
+    "ort.jspi.bundle.min.mjs": ("ort-wasm-simd-threaded.jspi", ("webgpu", "wasm")),
+    "ort.all.min.mjs": ("ort-wasm-simd-threaded.jsep", ("webgl", "webgpu", "wasm")),
+    "ort.all.bundle.min.mjs": ("ort-wasm-simd-threaded.jsep", ("webgl", "webgpu", "wasm")),
+    "ort.webgl.min.mjs": (None, ("webgl",)),
+}
 #: a canvas of CANVAS x CANVAS pixels, strokes CANVAS / 8 wide, as in lesson 07's app (`android.draw_strokes`)
 CANVAS = 280
 #: response headers that make a page cross-origin isolated (SharedArrayBuffer, hence WebAssembly threads)
@@ -545,6 +563,30 @@ def ort_web_source(marker: str, lines: int, root: str | os.PathLike | None = Non
     block = text[start:start + lines]
     indent = min(len(x) - len(x.lstrip()) for x in block if x.strip())
     return "\n".join(x[indent:] for x in block)
+
+
+def entry_point_rows(root: str | os.PathLike | None = None) -> list[dict]:
+    """`ENTRY_POINTS` as table rows, each checked against the installed file: the one WebAssembly build its
+    code names (none for ort.webgl), with the size of that build's `.wasm`."""
+    import re
+
+    dist = ort_web_dir(root)
+    rows = []
+    for entry, (runtime, providers) in ENTRY_POINTS.items():
+        named = set(re.findall(r"ort-wasm-simd-threaded(?:\.\w+)?(?=\.mjs)", (dist / entry).read_text("utf-8")))
+        if named != ({runtime} if runtime else set()):
+            raise WebSetupError(f"{entry} of this onnxruntime-web names {sorted(named) or 'no build'}, not {runtime}")
+        wasm = dist / f"{runtime}.wasm" if runtime else None
+        rows.append({"entry point": entry, "build (.mjs + .wasm)": runtime or "(none)",
+                     ".wasm MB": f"{wasm.stat().st_size / 1e6:.1f}" if wasm else "-",
+                     "providers": " ".join(providers)})
+    return rows
+
+
+def ship_call(answer, *case):
+    """08.ship's call of `files_to_ship(*case)`: a set of file names comes back as a sorted list (plain data)."""
+    out = answer(*case)
+    return sorted(out, key=str) if isinstance(out, (set, frozenset)) else out
 
 
 def downloaded_bytes(downloads: Sequence[dict]) -> int:

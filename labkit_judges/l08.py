@@ -1,5 +1,6 @@
-"""Lesson 08 exercise specs (what the learner sees, references, test inputs, quiz answers): the canvas's alpha channel,
-ONNX Runtime Web's thread count, a web-ready model, the quiz."""
+"""Lesson 08 exercise specs (what the learner sees, references, test inputs, quiz answers): a web-ready model,
+ONNX Runtime Web's thread count, the files a page needs from the package, the quiz, and the canvas's alpha channel
+(a bonus in the optional part)."""
 from __future__ import annotations
 
 import math
@@ -10,6 +11,7 @@ from labkit.checks import Question, TestResult, error_line, exercise, expect_clo
 from labkit.checks.differential import same
 from labkit.external_data import external_tensors
 from labkit.plain import OnnxBlob, Raised, describe
+from labkit.web import ENTRY_POINTS
 
 #: canvas sizes (width, height) of the alpha cases: mostly not square, so rows and columns cannot be swapped unseen
 _ALPHA_SIZES = [(7, 3), (5, 9), (280, 280), (16, 4)]
@@ -55,7 +57,7 @@ def reference_alpha(rgba, width: int, height: int) -> np.ndarray:
     return np.asarray(rgba, dtype=np.uint8).reshape(height, width, 4)[:, :, 3]
 
 
-@exercise('08.rgba_alpha', title="Read the ink from the canvas's RGBA bytes", points=2, kind='function',
+@exercise('08.rgba_alpha', title="Read the ink from the canvas's RGBA bytes", points=2, kind='function', bonus=True,
           hint=[
               'ImageData.data is one flat array of RGBA bytes, pixel after pixel, row by row; alpha is the 4th byte of each pixel.',
               'np.asarray, reshape to (height, width, 4) and index the last axis.',
@@ -284,6 +286,208 @@ def _web_model(answer, seed):
     yield TestResult(_WEB_STEPS[2], not notes,
                      "nothing about your machine in the file" if not notes else
                      "still in the file: " + "; ".join(notes) + " — a web page's model is public")
+
+
+# ---------------------------------------------------------------- 08.ship
+#
+# Which files of onnxruntime-web's dist/ a page fetches (1.30.0; tests/test_l08.py checks this rule against the
+# installed source and against the requests headless Chromium makes, page by page):
+# * the entry it imports, which names one WebAssembly build (`ENTRY_POINTS`): that build's `.mjs` and `.wasm`;
+# * a `.bundle.` entry carries the build's `.mjs` inside and imports none, unless `ort.env.wasm.wasmPaths` is a
+#   prefix string or names the `mjs` (`useEmbeddedModule = embeddedWasmModule && !(urlOverride || prefixOverride)`);
+# * `InferenceSession.create` initializes every listed provider the entry has (left unset: all but webgl, whose
+#   priority is negative); none left: no session, whatever is served;
+# * threads are Web Workers that import the same `.mjs` (or the bundle) again: more requests, no other file, and
+#   isolation changes only whether they start. Source maps are fetched by developer tools only.
+
+#: every file of onnxruntime-web 1.30.0's dist/ (tests/test_l08.py compares it with the installed folder)
+DIST_FILES = frozenset(
+    [f"ort-wasm-simd-threaded{b}.{x}" for b in ("", ".jsep", ".asyncify", ".jspi") for x in ("mjs", "wasm")]
+    + [f"ort{f}.{k}" for f in ("", ".all", ".wasm", ".webgpu", ".jspi", ".webgl") for k in ("js", "mjs")]
+    + [f"ort{f}.{k}{m}" for f in ("", ".all", ".wasm", ".webgpu", ".jspi", ".webgl", ".node")
+       for k in ("min.js", "min.mjs") for m in ("", ".map")]
+    + [f"ort{f}.bundle.min.mjs{m}" for f in ("", ".all", ".wasm", ".webgpu", ".jspi") for m in ("", ".map")])
+
+SHIP_TESTS = ("entries that import their build (.min.mjs)", "bundles (.bundle.min.mjs), with and without wasmPaths",
+              "execution providers the entry lacks", "threads on a cross-origin isolated page")
+_PREFIXES = ("ort/", "/static/onnxruntime/", "./dist/")
+
+
+def reference_files(entry: str, providers, wasm_paths, threads: int, isolated: bool) -> set[str] | None:
+    """The files of dist/ a page needs and fetches; None when no listed provider is in `entry` (no session)."""
+    runtime, offered = ENTRY_POINTS[entry]
+    used = [p for p in (providers or ("webgpu", "wasm")) if p in offered]  # unset: every one but webgl
+    if not used:
+        return None
+    if set(used) == {"webgl"}:  # not in the cases (their providers are wasm and webgpu); what the source does
+        return {entry}
+    files = {entry, f"{runtime}.wasm"}
+    if ".bundle." not in entry or isinstance(wasm_paths, str) or "mjs" in (wasm_paths or {}):
+        files.add(f"{runtime}.mjs")
+    return files
+
+
+def _wasm_paths(rng, form: str, runtime: str | None):
+    """`ort.env.wasm.wasmPaths` as the page sets it: unset, a prefix, or URLs of the build's own files."""
+    at = str(rng.choice(_PREFIXES))
+    if runtime is None:  # ort.webgl has no WebAssembly build to point at
+        return at if form == "prefix" else None
+    return {"unset": None, "prefix": at, "wasm": {"wasm": f"{at}{runtime}.wasm"},
+            "mjs": {"mjs": f"{at}{runtime}.mjs"},
+            "both": {"mjs": f"{at}{runtime}.mjs", "wasm": f"{at}{runtime}.wasm"}}[form]
+
+
+def _ship_plan(seed: int) -> list[tuple[str, tuple]]:
+    """(test name, case) for every page, in a shuffled order; a case is (entry, providers, wasm_paths, threads,
+    isolated), as the prompt promises: providers a list of "webgpu"/"wasm" or None."""
+    rng = np.random.default_rng(seed + 838)
+    separate = [e for e, (r, _) in ENTRY_POINTS.items() if r and ".bundle." not in e]
+    bundles = [e for e in ENTRY_POINTS if ".bundle." in e]
+    forms = ("unset", "prefix", "wasm", "mjs", "both")
+
+    def working(entry):  # providers that start a session with this entry (the browser has WebGPU)
+        if "webgpu" in ENTRY_POINTS[entry][1]:
+            return [["wasm"], ["webgpu", "wasm"], ["wasm", "webgpu"], ["webgpu"], None]
+        return [["wasm"], ["webgpu", "wasm"], None]
+
+    def pick(options):
+        return options[int(rng.integers(len(options)))]
+
+    def single():  # one thread at work: threads 1, or asked for without isolation
+        return pick([(1, True), (1, False), (2, False), (4, False), (8, False)])
+
+    def page(entry, providers, form, threads_iso):
+        return (entry, providers, _wasm_paths(rng, form, ENTRY_POINTS[entry][0]), *threads_iso)
+
+    plan = []
+    for entry in separate + [pick(separate)]:
+        plan.append((SHIP_TESTS[0], page(entry, pick(working(entry)), pick(forms), single())))
+    for entry, form in zip(bundles * 2, list(rng.permutation(forms * 2))):
+        plan.append((SHIP_TESTS[1], page(entry, pick(working(entry)), str(form), single())))
+    wasm_only = ["ort.wasm.min.mjs", "ort.wasm.bundle.min.mjs"]
+    with_gpu = [e for e in ENTRY_POINTS if "webgpu" in ENTRY_POINTS[e][1]]
+    for entry, providers in ((pick(wasm_only), ["webgpu"]),
+                             ("ort.webgl.min.mjs", pick([["wasm"], ["webgpu", "wasm"], ["webgpu"]])),
+                             ("ort.webgl.min.mjs", None),
+                             (pick(wasm_only), pick([["webgpu", "wasm"], ["wasm", "webgpu"]])),
+                             (pick(with_gpu), ["webgpu"]),
+                             (pick(["ort.all.min.mjs", "ort.all.bundle.min.mjs"]), pick([["webgpu"], None]))):
+        plan.append((SHIP_TESTS[2], page(entry, providers, pick(forms), single())))
+    for entry, form in [(pick(separate), pick(forms)), (pick(separate), pick(forms)), (pick(bundles), "unset"),
+                        (pick(bundles), pick(["unset", "wasm"]))]:  # the bundles use their own .mjs
+        plan.append((SHIP_TESTS[3], page(entry, pick(working(entry)), form, (pick([2, 4, 8]), True))))
+    order = rng.permutation(len(plan))
+    return [plan[i] for i in order]
+
+
+def _ship_cases(seed: int) -> list[tuple]:
+    return [case for _, case in _ship_plan(seed)]
+
+
+def _shipped(got) -> tuple[set[str] | None, str]:
+    """The answer's files as bare names (None: no files), or why it is no answer ("" when it is one)."""
+    if isinstance(got, Raised):
+        return None, f"your function {got.message}"
+    if got is None:
+        return None, ""
+    if isinstance(got, list) and all(isinstance(f, str) for f in got):
+        return {f.rstrip("/").rsplit("/", 1)[-1] for f in got} or None, ""
+    return None, (f"expected a set (or list) of file names such as 'ort.wasm.min.mjs', or None; got "
+                  f"{describe(got)}" + (" holding " + describe(got[0]) if isinstance(got, list) and got else ""))
+
+
+def _page(case) -> str:
+    entry, providers, wasm_paths, threads, isolated = case
+    return (f"import '{entry}', executionProviders={providers!r}, wasmPaths={wasm_paths!r}, numThreads={threads}, "
+            f"{'isolated' if isolated else 'not isolated'}")
+
+
+def _ship_why(case, want: set[str] | None, got: set[str] | None) -> str:
+    """Why the answer's files are not the page's: the first mistake found, said as the package does it."""
+    entry, providers, wasm_paths, threads, isolated = case
+    runtime, offered = ENTRY_POINTS[entry]
+    if want is None:
+        if providers is None:
+            return (f"left unset, the page tries every provider of the entry but webgl (its priority is "
+                    f"negative), and {entry} has only {', '.join(offered)}: no session")
+        return (f"none of {providers} is in {entry} (it has {', '.join(offered)}): InferenceSession.create fails "
+                "whatever the server sends")
+    if got is None:
+        used = [p for p in (providers or ("webgpu", "wasm")) if p in offered]
+        return f"{entry} has {' and '.join(used)}: the session starts, with files from the server"
+    extra, missing = got - want, want - got
+    unknown = sorted(f for f in extra if f not in DIST_FILES)
+    if unknown:
+        return (f"{unknown[0]!r} is not in onnxruntime-web 1.30's dist/ (one threaded build serves every page, "
+                "with or without isolation; its Web Workers import the build's .mjs or the bundle again)"
+                if "worker" in unknown[0] or "threaded" not in unknown[0] and "wasm" in unknown[0] else
+                f"{unknown[0]!r} is not the name of a file in onnxruntime-web 1.30's dist/")
+    if len(got) > 10:
+        return f"{len(got)} files, of which the page fetches {len(want)}"
+    if any(f.endswith(".map") for f in extra):
+        return "source maps (.map) are fetched by the browser's developer tools only, never by the page"
+    if entry in missing:
+        return f"the page imports {entry} itself"
+    others = sorted(f for f in extra if f.startswith("ort-wasm") and f not in (f"{runtime}.mjs", f"{runtime}.wasm"))
+    if others:
+        return (f"{others[0]} is another build: {entry} loads {runtime}.mjs/.wasm (web.ENTRY_POINTS) whatever the "
+                "providers, so the entry decides")
+    if any(f.startswith("ort.") for f in extra):
+        return f"the page imports one entry point, {entry}, not {sorted(f for f in extra if f.startswith('ort.'))}"
+    if f"{runtime}.wasm" in missing:
+        return (f"every page that runs WebAssembly fetches {runtime}.wasm, a bundle too (only the .mjs is inside "
+                "it)")
+    bundle = ".bundle." in entry
+    if f"{runtime}.mjs" in missing:
+        return (f"wasmPaths={wasm_paths!r} makes even a bundle import {runtime}.mjs from there (the bundle uses "
+                "its own copy only when wasmPaths is unset or names the .wasm alone)" if bundle else
+                f"{entry} imports {runtime}.mjs, which then fetches the .wasm")
+    if f"{runtime}.mjs" in extra:
+        return (f"the bundle carries {runtime}.mjs inside and imports none when wasmPaths is "
+                f"{'unset' if wasm_paths is None else 'the .wasm URL alone'}"
+                + (f"; its {threads} Web Workers import the bundle again, no other file"
+                   if threads > 1 and isolated else ""))
+    return f"missing {sorted(missing)}, not fetched {sorted(extra)}"
+
+
+def _ship_judge(outputs, seed):
+    from labkit.checks import DidNotDo
+
+    plan = _ship_plan(seed)
+    sizes = [len(_shipped(got)[0] or ()) for got in outputs]
+    if sizes and min(s for s in sizes) >= 20:
+        yield DidNotDo(f"it serves {min(sizes)} or more files for every page, the whole of dist/: choosing which "
+                       "ones is the exercise")
+    for name in SHIP_TESTS:
+        picked = [(case, got) for (test, case), got in zip(plan, outputs) if test == name]
+        for case, out in picked:
+            got, why = _shipped(out)
+            want = reference_files(*case)
+            if why:
+                yield TestResult(name, False, why)
+                break
+            if got != want:
+                show = lambda fs: ("None" if fs is None else "{" + ", ".join(sorted(fs)) + "}" if len(fs) <= 6
+                                   else "{" + ", ".join(sorted(fs)[:3]) + f", ... {len(fs)} files" + "}")
+                yield TestResult(name, False, f"{_page(case)}: expected {show(want)}, got {show(got)} "
+                                              f"({_ship_why(case, want, got)})")
+                break
+        else:
+            yield TestResult(name, True, f"right on all {len(picked)} pages")
+
+
+@exercise('08.ship', title='Which files must the server send?', points=3, kind='function',
+          hint=[
+              'Three questions, page by page: can it start a session at all (is one of its providers in the entry)? '
+              'Which WebAssembly build does the entry load? Does the page import that build\'s .mjs, or does a bundle '
+              'carry it inside? Then ask what threads and isolation change.',
+              'web.ENTRY_POINTS[entry] gives the build\'s file stem and its providers; the source lines above '
+              'the exercise show which values of wasmPaths (a str, the keys of an object) make a bundle import its '
+              '.mjs; a Python set of names is the answer.',
+          ],
+          cases=_ship_cases, tests=SHIP_TESTS, skill=SHIP_TESTS, call="labkit.web:ship_call")
+def _ship(outputs, seed):
+    yield from _ship_judge(outputs, seed)
 
 
 _QUIZ_KEY = {

@@ -56,7 +56,7 @@ TEXT_ALLOWED: dict[str, tuple[set[str], str]] = {
     "06_quantization": ({"q06-27-code", "q06-29-code", "q06-35-code",
                          "q06-41-code", "72292525", "6da1a1d9", "781bb29e"},
                         "node lists of quantized graphs, one-line timing verdicts"),
-    "08_browser": ({"q08-04-code", "q08-06-code", "q08-08-code", "q08-18-code", "q08-20-code",
+    "08_browser": ({"q08-06-code", "q08-08-code", "q08-18-code", "q08-20-code",
                     "q08-25c-code", "q08-27-code", "q08-31-code"},
                    "JavaScript source and onnxruntime-web warnings quoted as written"),
     "09_transformer": ({"l09-04", "l09-05", "l09-09b", "l09-30", "l09-34", "l09-36", "l09-49", "l09-42",

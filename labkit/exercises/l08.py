@@ -2,7 +2,7 @@
 """Lesson 08 exercises, learner side: what each exercise is (no answers, no test inputs)."""
 from ..checks.registry import Question, declare
 
-declare('08.rgba_alpha', title="Read the ink from the canvas's RGBA bytes", points=2, kind='function', hint=[
+declare('08.rgba_alpha', title="Read the ink from the canvas's RGBA bytes", points=2, kind='function', bonus=True, hint=[
     'ImageData.data is one flat array of RGBA bytes, pixel after pixel, row by row; alpha is the 4th byte of each pixel.',
     'np.asarray, reshape to (height, width, 4) and index the last axis.',
 ])
@@ -15,6 +15,11 @@ declare('08.threads', title='How many threads will ONNX Runtime Web use?', point
 declare('08.web_model', title='Prepare the model for the web', points=3, kind='onnx', hint=[
     'A web page fetches one URL: every weight must be inside the file, and nothing the exporter wrote about your machine (doc strings, metadata) may be left on the model, the graph or any node.',
     'onnx.load (it reads the external data in), the doc_string and metadata_props fields, ClearField, onnx.save.',
+])
+
+declare('08.ship', title='Which files must the server send?', points=3, kind='function', call='labkit.web:ship_call', hint=[
+    "Three questions, page by page: can it start a session at all (is one of its providers in the entry)? Which WebAssembly build does the entry load? Does the page import that build's .mjs, or does a bundle carry it inside? Then ask what threads and isolation change.",
+    "web.ENTRY_POINTS[entry] gives the build's file stem and its providers; the source lines above the exercise show which values of wasmPaths (a str, the keys of an object) make a bundle import its .mjs; a Python set of names is the answer.",
 ])
 
 declare('08.quiz', title='Models in web pages', points=3, kind='quiz', questions=[

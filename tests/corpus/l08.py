@@ -1,4 +1,5 @@
-"""Lesson 08: answers learners write for the canvas's alpha channel, ORT Web's thread count and the web model."""
+"""Lesson 08: answers learners write for the canvas's alpha channel, ORT Web's thread count, the web model and the
+files a page needs from onnxruntime-web's dist/ (08.ship)."""
 from __future__ import annotations
 
 import math
@@ -103,6 +104,100 @@ def web_model(name: str):
     return make
 
 
+# ---------------------------------------------------------------- 08.ship: the files a page fetches
+
+def ship_ref(entry, providers, wasm_paths, threads, isolated):
+    """The notebook's answer."""
+    from labkit import web
+
+    build, offered = web.ENTRY_POINTS[entry]
+    if not set(providers or ["webgpu", "wasm"]) & set(offered):
+        return None
+    mjs_named = isinstance(wasm_paths, str) or "mjs" in (wasm_paths or {})
+    inside = ".bundle." in entry and not mjs_named
+    return {entry, build + ".wasm"} | (set() if inside else {build + ".mjs"})
+
+
+_FAMILY_BUILD = {"ort": ".jsep", "ort.all": ".jsep", "ort.webgpu": ".asyncify", "ort.jspi": ".jspi", "ort.wasm": ""}
+
+
+def _ship_parsed(entry, providers, wasm_paths, threads, isolated):
+    """Right, from the file names alone (no table): a sorted list."""
+    family = entry.replace(".bundle", "").replace(".min.mjs", "")
+    has = {"ort.wasm": {"wasm"}, "ort.webgl": {"webgl"}}.get(family, {"wasm", "webgpu"})
+    wanted = set(providers) if providers else {"wasm", "webgpu"}
+    if not wanted & has:
+        return None
+    stem = "ort-wasm-simd-threaded" + _FAMILY_BUILD[family]
+    out = [entry, stem + ".wasm"]
+    if ".bundle." not in entry or type(wasm_paths) is str or (type(wasm_paths) is dict and "mjs" in wasm_paths):
+        out.append(stem + ".mjs")
+    return sorted(out)
+
+
+def _ship_from_urls(entry, providers, wasm_paths, threads, isolated):
+    """Right, taking the names of the dict's URLs where the page gives them: a frozenset."""
+    from labkit import web
+
+    build, offered = web.ENTRY_POINTS[entry]
+    if not any(p in offered for p in (providers or offered)) or build is None:
+        return None
+    given = {k: v.rsplit("/", 1)[-1] for k, v in wasm_paths.items()} if isinstance(wasm_paths, dict) else {}
+    files = [entry, given.get("wasm", build + ".wasm")]
+    if "mjs" in given:
+        files.append(given["mjs"])
+    elif ".bundle." not in entry or isinstance(wasm_paths, str):
+        files.append(build + ".mjs")
+    return frozenset(files)
+
+
+def _ship_tuple(entry, providers, wasm_paths, threads, isolated):
+    """Right, a tuple built step by step."""
+    from labkit import web
+
+    build, offered = web.ENTRY_POINTS[entry]
+    usable = [p for p in (providers if providers else ["wasm"]) if p in offered]
+    if not usable:
+        return None
+    files = (entry,)
+    bundled = ".bundle." in entry
+    if isinstance(wasm_paths, str):
+        bundled = False
+    elif isinstance(wasm_paths, dict) and wasm_paths.get("mjs"):
+        bundled = False
+    if not bundled:
+        files += (build + ".mjs",)
+    return files + (build + ".wasm",)
+
+
+def _ship_variant(entry, providers, wasm_paths, threads, isolated, build_of=None, mjs=None, map_files=False,
+                  with_entry=True, check_providers=True, extra=()):
+    """A wrong answer built from the reference with one belief changed."""
+    from labkit import web
+
+    build, offered = web.ENTRY_POINTS[entry]
+    if check_providers and not set(providers or ["webgpu", "wasm"]) & set(offered):
+        return None
+    build = build_of(entry, providers) if build_of else (build or "ort-wasm-simd-threaded")
+    mjs_named = isinstance(wasm_paths, str) or "mjs" in (wasm_paths or {})
+    imports_mjs = (".bundle." not in entry or mjs_named) if mjs is None else mjs(entry, wasm_paths, threads, isolated)
+    files = {build + ".wasm"} | ({build + ".mjs"} if imports_mjs else set()) | ({entry} if with_entry else set())
+    files |= set(extra)
+    if map_files:
+        files |= {f + ".map" for f in files if f.startswith("ort.")}
+    return files
+
+
+def _wrong(**belief):
+    return lambda *case: _ship_variant(*case, **belief)
+
+
+def _all_dist(*case):
+    from labkit_judges.l08 import DIST_FILES
+
+    return sorted(DIST_FILES)
+
+
 CORPUS = {
     "08.rgba_alpha": [
         Right("every 4th byte from index 3", answer=lambda rgba, w, h: np.asarray(rgba)[3::4].reshape(h, w)),
@@ -139,6 +234,32 @@ CORPUS = {
               answer=lambda r, iso, c: (int(r) if r else min(4, math.ceil(c / 2))) if iso and (r or 0) > 0
               else (min(4, math.ceil(c / 2)) if iso else 1)),
         Wrong("always 1", answer=lambda r, iso, c: 1, skipped_skill=True),
+    ],
+    "08.ship": [
+        Right("parsed from the file names, a sorted list", answer=_ship_parsed),
+        Right("names taken from the wasmPaths URLs, a frozenset", answer=_ship_from_urls),
+        Right("a tuple built step by step", answer=_ship_tuple),
+        Wrong("the .mjs forgotten next to the .wasm", answer=_wrong(mjs=lambda e, w, t, i: False)),
+        Wrong("every file of dist/", answer=_all_dist, skipped_skill=True),
+        Wrong("webgpu in the providers means the jsep build",
+              answer=_wrong(build_of=lambda e, p: "ort-wasm-simd-threaded" + (".jsep" if "webgpu" in (p or []) else ""))),
+        Wrong("the wasm provider means the plain build", answer=_wrong(
+            build_of=lambda e, p: "ort-wasm-simd-threaded" if p is None or "wasm" in p else "ort-wasm-simd-threaded.jsep")),
+        Wrong("a bundle never imports the .mjs", answer=_wrong(mjs=lambda e, w, t, i: ".bundle." not in e)),
+        Wrong("a bundle imports its .mjs too", answer=_wrong(mjs=lambda e, w, t, i: True)),
+        Wrong("any wasmPaths makes a bundle import the .mjs",
+              answer=_wrong(mjs=lambda e, w, t, i: ".bundle." not in e or w is not None)),
+        Wrong("the entry itself left out", answer=_wrong(with_entry=False)),
+        Wrong("source maps shipped too", answer=_wrong(map_files=True)),
+        Wrong("providers ignored", answer=_wrong(check_providers=False)),
+        Wrong("workers need the .mjs (threads on a bundle)", answer=_wrong(
+            mjs=lambda e, w, t, i: ".bundle." not in e or isinstance(w, str) or "mjs" in (w or {}) or (t > 1 and i))),
+        Wrong("a worker script for threads", answer=lambda e, p, w, t, i: (
+            None if (f := ship_ref(e, p, w, t, i)) is None else f | ({"ort-wasm-simd-threaded.worker.js"} if t > 1 else set()))),
+        Wrong("unset providers fall back to webgl", answer=lambda e, p, w, t, i: (
+            {e} if p is None and e == "ort.webgl.min.mjs" else ship_ref(e, p, w, t, i))),
+        Wrong("the course page's three files, always", answer=lambda *case: [
+            "ort.wasm.min.mjs", "ort-wasm-simd-threaded.mjs", "ort-wasm-simd-threaded.wasm"], skipped_skill=True),
     ],
     "08.web_model": [
         Right("stripped with a generic walk", make=web_model("right_walk")),
