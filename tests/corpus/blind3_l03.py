@@ -469,43 +469,14 @@ CORPUS["03.faithful"] = [
 
 
 # ------------------------------------------------------------------ 03.custom_op
-def _shrinker():
-    import torch
-    try:
-        torch.ops.lab.soft_threshold.default
-    except (AttributeError, RuntimeError):
-        @torch.library.custom_op("lab::soft_threshold", mutates_args=())
-        def soft_threshold(x: torch.Tensor, threshold: float) -> torch.Tensor:
-            return torch.where(x > threshold, x - threshold, torch.where(x < -threshold, x + threshold, 0.0))
-
-        @soft_threshold.register_fake
-        def _(x, threshold):
-            return torch.empty_like(x)
-
-    class Shrinker(torch.nn.Module):
-        def __init__(self, threshold):
-            super().__init__()
-            self.threshold = threshold
-
-        def forward(self, x):
-            return torch.ops.lab.soft_threshold(x, self.threshold)
-    return Shrinker
-
-
-_XS = [[-2.0, -1.0, -0.25, 0.0, 0.25, 1.0, 2.0], [-3.0, -0.5, -0.1, 0.0, 0.1, 0.5, 3.0]]
-
-
-def _export_with(translation, threshold, *, dynamic=True, program=False, module=None):
-    import torch
-    net = (module or _shrinker())(threshold).eval()
-    kw = dict(dynamo=True)
-    if dynamic:
-        kw["dynamic_shapes"] = {"x": {0: "batch"}}
-    if translation is not None:
-        kw["custom_translation_table"] = {torch.ops.lab.soft_threshold.default: translation}
-    with _quiet():
-        p = torch.onnx.export(net, (torch.tensor(_XS),), **kw)
-    return p if program else p.model_proto
+# Converted to the translation form (soft_threshold_onnx) at stop 46: each answer is its translation function
+# itself. Dropped, their mistake was in the export, which the answer no longer does:
+# - blind3-customop-fixed-batch: exported without dynamic_shapes; the check exports with a symbolic batch.
+# - blind3-customop-returns-program: returned the ONNXProgram; the check takes the model itself.
+# - blind3-customop-ignores-threshold-arg: exported Shrinker(0.5) with a right translation; the translation
+#   form of that mistake is blind3-customop-threshold-hardcoded.
+# - blind3-customop-custom-domain: torch.onnx.ops.symbolic in the module's forward, no translation.
+# - blind3-customop-plain-torch-no-translation: a plain PyTorch module; the check's model has no way in for it.
 
 
 def _st_sign_relu(x, threshold: float):
@@ -555,48 +526,14 @@ def _st_shrink_no_bias(x, threshold: float):
     return op.Shrink(x, lambd=threshold)
 
 
-def _plain_torch_module():
-    import torch
-
-    class PlainShrinker(torch.nn.Module):  # the custom op replaced by ordinary torch ops: no translation at all
-        def __init__(self, threshold):
-            super().__init__()
-            self.threshold = threshold
-
-        def forward(self, x):
-            return torch.sign(x) * torch.clamp(x.abs() - self.threshold, min=0)
-    return PlainShrinker
-
-
-def _custom_domain(threshold):
-    import torch
-    Shrinker = _shrinker()
-
-    class Custom(Shrinker):
-        def forward(self, x):
-            if torch.onnx.is_in_onnx_export():
-                return torch.onnx.ops.symbolic("com.example.lab::SoftThreshold", (x,), {"threshold": float(self.threshold)},
-                                               dtype=x.dtype, shape=x.shape, version=1)
-            return super().forward(x)
-    return _export_with(None, threshold, module=lambda t: Custom(t))
-
-
 CORPUS["03.custom_op"] = [
-    Right("blind3-customop-sign-relu", answer=lambda t: _export_with(_st_sign_relu, t)),
-    Right("blind3-customop-nested-where", answer=lambda t: _export_with(_st_where, t)),
-    Right("blind3-customop-onnx-shrink", answer=lambda t: _export_with(_st_shrink, t)),
-    Wrong("blind3-customop-hard-threshold", answer=lambda t: _export_with(_st_hard, t)),
-    Wrong("blind3-customop-one-sided-relu", answer=lambda t: _export_with(_st_one_sided, t)),
-    Wrong("blind3-customop-no-max", answer=lambda t: _export_with(_st_no_max, t)),
-    Wrong("blind3-customop-threshold-hardcoded", answer=lambda t: _export_with(_st_half_fixed, t)),
-    Right("blind3-customop-sign-of-shifted", answer=lambda t: _export_with(_st_sub_sign, t)),
-    Wrong("blind3-customop-shrink-no-bias", answer=lambda t: _export_with(_st_shrink_no_bias, t)),
-    Wrong("blind3-customop-fixed-batch", answer=lambda t: _export_with(_st_sign_relu, t, dynamic=False)),
-    Wrong("blind3-customop-returns-program", answer=lambda t: _export_with(_st_sign_relu, t, program=True),
-          outputs_wrong=False),
-    Wrong("blind3-customop-ignores-threshold-arg", answer=lambda t: _export_with(_st_sign_relu, 0.5)),
-    Wrong("blind3-customop-custom-domain", answer=_custom_domain),
-    Wrong("blind3-customop-plain-torch-no-translation",
-          answer=lambda t: _export_with(None, t, module=_plain_torch_module()), outputs_wrong=False,
-          skipped_skill=True),
+    Right("blind3-customop-sign-relu", answer=_st_sign_relu),
+    Right("blind3-customop-nested-where", answer=_st_where),
+    Right("blind3-customop-onnx-shrink", answer=_st_shrink),
+    Wrong("blind3-customop-hard-threshold", answer=_st_hard),
+    Wrong("blind3-customop-one-sided-relu", answer=_st_one_sided),
+    Wrong("blind3-customop-no-max", answer=_st_no_max),
+    Wrong("blind3-customop-threshold-hardcoded", answer=_st_half_fixed),
+    Right("blind3-customop-sign-of-shifted", answer=_st_sub_sign),
+    Wrong("blind3-customop-shrink-no-bias", answer=_st_shrink_no_bias),
 ]
