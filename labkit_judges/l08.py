@@ -310,7 +310,10 @@ DIST_FILES = frozenset(
 
 SHIP_TESTS = ("entries that import their build (.min.mjs)", "bundles (.bundle.min.mjs), with and without wasmPaths",
               "execution providers the entry lacks", "threads on a cross-origin isolated page")
-_PREFIXES = ("ort/", "/static/onnxruntime/", "./dist/")
+#: where the page says its .mjs/.wasm are: absolute URLs on the page's own server, as the lesson's page builds them
+#: (new URL('ort/', document.baseURI).href). A relative one is no good: import() resolves it against the imported
+#: module, and a "mjs" URL alone is the base of the .wasm's URL, which must be absolute ("Invalid base URL")
+_PREFIXES = ("https://lab.example/ort/", "https://lab.example/static/onnxruntime/", "https://lab.example/dist/")
 
 
 def reference_files(entry: str, providers, wasm_paths, threads: int, isolated: bool) -> set[str] | None:

@@ -253,11 +253,11 @@ def test_ship_facts_follow_the_installed_package():
 def _key_pages():
     """The pages the lesson's rule turns on, then every fourth page of the notebook's cases (the browser tier's
     time: about 2.6 s a page; all 26 cases were checked once, 93 s)."""
-    wasm = {"wasm": "ort/ort-wasm-simd-threaded.wasm"}
+    wasm = {"wasm": "https://lab.example/ort/ort-wasm-simd-threaded.wasm"}
     pages = [
-        ("ort.wasm.min.mjs", ["wasm"], "ort/", 1, True),          # the lesson's own page
+        ("ort.wasm.min.mjs", ["wasm"], "https://lab.example/ort/", 1, True),          # the lesson's own page
         ("ort.wasm.bundle.min.mjs", ["wasm"], None, 1, True),     # the .mjs inside
-        ("ort.wasm.bundle.min.mjs", ["wasm"], "ort/", 1, True),   # a prefix: imported anyway
+        ("ort.wasm.bundle.min.mjs", ["wasm"], "https://lab.example/ort/", 1, True),   # a prefix: imported anyway
         ("ort.wasm.bundle.min.mjs", ["wasm"], wasm, 4, True),     # the .wasm alone: inside, with threads
         ("ort.min.mjs", ["wasm"], None, 1, True),                 # the JSEP build for a wasm-only page
         ("ort.webgpu.bundle.min.mjs", None, None, 4, True),       # asyncify, workers on the bundle

@@ -294,3 +294,21 @@ add_blind(CORPUS, blind2_l08, slow={
 from corpus import add_blind, blind3_l08  # noqa: E402
 
 add_blind(CORPUS, blind3_l08)
+
+# Blind round 11 (tests/corpus/blind11_l08.py, 30 answers to 08.ship by a writer who read only the lesson part before
+# it and the pinned package, and checked key pages in Chromium 156 with WebGPU): measured first at seeds 0 and
+# 20250 — all 5 right answers scored 0-0.75 of 3 (false rejects) and 1 wrong one full marks. The prompt said "a
+# prefix such as 'ort/'", and the writer was right about the browser: import() resolves a relative prefix against
+# the imported module, and an "mjs" URL alone becomes the base of the .wasm's URL, which must be absolute ("Invalid
+# base URL"); the judge took every string as working (the Chromium test rebased them all). The prompt and the
+# cases now give absolute URLs on the page's server: 0 false rejects, and the 3 entries below full marks, each
+# right for every page the prompt allows now.
+from corpus import blind11_l08  # noqa: E402
+
+add_blind(CORPUS, blind11_l08, reclassify={
+    "blind11-trusts-every-url-form": ("right", "wrong only for relative URLs, which the prompt no longer gives"),
+    "blind11-returns-tuple": ("right", "the right names in a tuple: a collection of names like the list the prompt "
+                                       "allows"),
+    "blind11-paths-not-names": ("right", "paths ending in the right names name the same files; the check takes the "
+                                         "last part of each"),
+})
