@@ -16,6 +16,10 @@ __all__ = ["export_translation"]
 EXAMPLE = ((-2.0, -1.0, -0.25, 0.0, 0.25, 1.0, 2.0), (-3.0, -0.5, -0.1, 0.0, 0.1, 0.5, 3.0))
 
 
+class NotAValue(TypeError):
+    """The translation returned a plain Python value instead of the graph value its op. calls give."""
+
+
 @functools.lru_cache(maxsize=1)
 def _check_op():
     """The check's copy of `lab::soft_threshold` (another namespace, so a notebook's own never clashes)."""
@@ -52,11 +56,25 @@ def export_translation(answer: Callable[..., Any], threshold: float):
                         "operator's arguments (x, threshold) and returns the result value; the check exports")
     op = _check_op()
 
+    def translation(x, threshold: float):  # the answer, told apart from what it returns
+        out = answer(x, threshold)
+        if out is None or isinstance(out, (bool, int, float, str)):
+            raise NotAValue(f"soft_threshold_onnx returned {out!r}: return the value the op.… calls give")
+        return out
+
     class Shrinker(torch.nn.Module):
         def forward(self, x):
             return op(x, threshold)
 
-    with quiet():
-        program = torch.onnx.export(Shrinker().eval(), (torch.tensor(EXAMPLE),), dynamo=True,
-                                    dynamic_shapes={"x": {0: "batch"}}, custom_translation_table={op: answer})
+    try:
+        with quiet():
+            program = torch.onnx.export(Shrinker().eval(), (torch.tensor(EXAMPLE),), dynamo=True,
+                                        dynamic_shapes={"x": {0: "batch"}}, custom_translation_table={op: translation})
+    except Exception as e:
+        cause = e
+        while cause is not None and not isinstance(cause, (NotImplementedError, NotAValue)):
+            cause = cause.__cause__ or cause.__context__
+        if cause is not None:  # the stub, or what the answer returned, under the exporter's own errors
+            raise cause from None
+        raise
     return program.model_proto
