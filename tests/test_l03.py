@@ -300,9 +300,7 @@ def _raises_translation(x, threshold: float):
 
 @pytest.mark.parametrize("hostile, status", [
     (None, "not_attempted"), (42, "error"), (_raises_translation, "failed"),
-    pytest.param(_stub_translation, "not_attempted", marks=pytest.mark.xfail(strict=True, reason=(
-        "the lesson's stub raises NotImplementedError inside the export: torch wraps it in a ConversionError, "
-        "so the check says 'failed' with the export's error, not 'Not attempted yet'"))),
+    (_stub_translation, "not_attempted"),  # NotImplementedError under the exporter's ConversionError
     (lambda x, t: float("nan"), "failed"), (lambda x, t: np.full((2, 7), np.nan, np.float32), "failed"),
     (lambda x, t: onnx.ModelProto(), "failed"), (lambda x, t: b"not a model", "failed"),
     (lambda x, t: [None], "failed"), (lambda x, t: {"model": "x"}, "failed"),

@@ -404,9 +404,7 @@ CORPUS_CUSTOM = [
           skipped_skill=True),
     Wrong("a translation returning a Python number", answer=lambda x, threshold: 0.0, skipped_skill=True),
     Wrong("a translation returning None", answer=lambda x, threshold: None, skipped_skill=True),
-    Wrong("the input handed back: return x", answer=lambda x, threshold: x, skipped_skill=True,
-          hole="scores 2/4 (at most 1 by the rule): an Identity model passes the 3 structure tests, and "
-               "run_judge's DidNotDo cannot see it (one case, a threshold; the model is the check's export)"),
+    Wrong("the input handed back: return x", answer=lambda x, threshold: x, skipped_skill=True),
 ]
 
 CORPUS = {
