@@ -412,7 +412,7 @@ def wrong_bundle_embeds_wasm(entry, providers, wasm_paths, threads, isolated):
 
 # W13: reads prefixOverride as "where the .wasm lives": only wasmPaths.mjs un-embeds a bundle
 def wrong_prefix_only_moves_wasm(entry, providers, wasm_paths, threads, isolated):
-    from labkit import web
+    from labkit import web  # noqa: F401  (as the writer left it)
     ans = right_follow_loader(entry, providers, wasm_paths, threads, isolated)
     if ".bundle." in entry and isinstance(wasm_paths, str):
         if wasm_paths and not wasm_paths.endswith("/"):

@@ -387,6 +387,12 @@ def _old_form(threshold):
     raise AssertionError("the check must refuse a function of (threshold) before calling it")
 
 
+def _op18():
+    from onnxscript import opset18
+
+    return opset18
+
+
 CORPUS_CUSTOM = [
     Right("ONNX's own Shrink operator (bias = lambd = threshold)", answer=_st_shrink),
     Right("relu(x - t) - relu(-x - t)", answer=_st_relu_difference),
@@ -405,6 +411,9 @@ CORPUS_CUSTOM = [
     Wrong("a translation returning a Python number", answer=lambda x, threshold: 0.0, skipped_skill=True),
     Wrong("a translation returning None", answer=lambda x, threshold: None, skipped_skill=True),
     Wrong("the input handed back: return x", answer=lambda x, threshold: x, skipped_skill=True),
+    Wrong("x back in another form: Max(x, x)", answer=lambda x, threshold: _op18().Max(x, x), skipped_skill=True),
+    Wrong("a constant: the notebook's printed result", answer=lambda x, threshold: _op18().Constant(
+        value_floats=[0.0] * 14), skipped_skill=True),
 ]
 
 CORPUS = {
@@ -430,3 +439,14 @@ add_blind(CORPUS, blind2_l03, slow={
 from corpus import add_blind, blind3_l03  # noqa: E402
 
 add_blind(CORPUS, blind3_l03, slow={e.name for e in blind3_l03.CORPUS["03.custom_op"]})
+
+# Blind round 10 (tests/corpus/blind10_l03.py, 31 answers to the translation form by a writer who read only the
+# prompt): measured first (/tmp/mx.py at seeds 0 and 20250) — 1 full mark for a wrong answer (a translation that
+# emits Max(x, x) and patches onnxruntime.InferenceSession in its own process to run a Shrink instead: the panel's
+# ONNX Runtime is fooled), 3 over-credits (float64 out, one custom-domain node, a constant), no false reject; then
+# 0, 0, 0: outputs must be float32, a model that gives x back (by ONNX's reference evaluator, which the patch does
+# not reach), that ignores x or that holds no standard node is DidNotDo. An export each (about 2 s an evaluation):
+# scored by hand, as round 3's.
+from corpus import blind10_l03  # noqa: E402
+
+add_blind(CORPUS, blind10_l03, slow={e.name for e in blind10_l03.CORPUS["03.custom_op"]})
