@@ -61,4 +61,3 @@ def practice_model(seed: int = PRACTICE_SEED) -> bytes:
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8,
                               producer_name="labkit.l05")
     return model.SerializeToString()
-
