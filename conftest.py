@@ -117,6 +117,7 @@ HEAVY = (
     "tests/test_l09.py::test_the_check_decoder_clips_its_cache",
     "tests/test_l09.py::test_generate_returning_the_prompt_too_is_named",
     "tests/test_l09.py::test_export_with_a_fixed_length_is_named",
+    "tests/test_l09.py::test_export_with_a_size_one_example_is_told_the_trap",  # two exports
     "tests/test_library.py::test_course_model_command_regenerates_weights_and_hash",
     "tests/test_library.py::test_doctor_cli",
 )

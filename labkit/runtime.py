@@ -28,7 +28,7 @@ def ort_session(model: Any, *, optimize: bool = True, threads: int | None = None
     if isinstance(model, (bytes, bytearray)):
         refuse_external_data(model)
     opts = ort.SessionOptions()
-    opts.log_severity_level = 3
+    opts.log_severity_level = 4  # FATAL only: a failed run raises its message; at ERROR it also prints a red log line
     if not optimize:
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     if threads is not None:

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import functools
 
+import re
+
 import numpy as np
 
 from labkit.checks import DidNotDo, Question, TestResult, error_line, exercise, load_onnx, ort_session, quiz
@@ -100,6 +102,11 @@ EXPORT_SYMBOLIC = "the input's batch and sequence dimensions are symbolic"
 EXPORT_RUNS = ("batch 1 at a length you did not export with", "another batch size and length",
                "the full context length")
 EXPORT_TESTS = (EXPORT_SYMBOLIC, *EXPORT_RUNS)
+#: the size-1 trap (lesson 09): torch.export takes an example dimension of size 0 or 1 as a constant
+SIZE_ONE = (" (an example dimension of size 1 is taken as a constant: export with an example of at least 2 "
+            "on every dimension that varies)")
+BAKED_IN = (": the input is symbolic but a size was baked in inside the graph, as when the example had a "
+            "dimension of size 1: export with an example of at least 2 on every dimension that varies")
 
 
 def _export_seed(seed: int) -> int:
@@ -152,7 +159,8 @@ def _export_dynamic(outputs, seed):
         yield TestResult(EXPORT_SYMBOLIC, not fixed,
                          f"input {inputs[0].name!r} has shape {dims}" if not fixed else
                          f"input {inputs[0].name!r} has shape {dims}: {' and '.join(fixed)} was fixed by the example "
-                         "input; expected it symbolic (a name), so that other sizes run")
+                         "input; expected it symbolic (a name), so that other sizes run"
+                         + (SIZE_ONE if any(d == 1 for d in dims if isinstance(d, int)) else ""))
     config, state = random_state(_export_seed(seed))
     try:
         session = ort_session(model)
@@ -167,9 +175,13 @@ def _export_dynamic(outputs, seed):
         try:
             logits = session.run(None, {inputs[0].name: ids})[0]
         except Exception as e:
-            yield TestResult(name, False, f"ids of shape ({batch}, {length}): ONNX Runtime failed: {error_line(e)}"
-                                          + (" — was this dimension fixed at export?" if not all(
-                                              isinstance(d, str) for d in dims) else ""))
+            if all(isinstance(d, str) for d in dims):  # symbolic, yet a size inside the graph is not
+                node = re.search(r"running (\w+) node", str(e))
+                yield TestResult(name, False, f"ids of shape ({batch}, {length}): ONNX Runtime failed"
+                                              f"{' in a ' + node[1] + ' node' if node else ''}{BAKED_IN}")
+            else:
+                yield TestResult(name, False, f"ids of shape ({batch}, {length}): ONNX Runtime failed: "
+                                              f"{error_line(e)} — was this dimension fixed at export?")
             continue
         if logits.shape != want.shape:
             yield TestResult(name, False, f"ids of shape ({batch}, {length}): expected logits of shape {want.shape}, "

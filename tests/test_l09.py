@@ -229,6 +229,19 @@ def test_export_with_a_fixed_length_is_named():
     assert all("ONNX Runtime failed" in t.message for t in r.tests[1:]), [t.message for t in r.tests]
 
 
+def test_export_with_a_size_one_example_is_told_the_trap(capfd):
+    """The size-1 trap (issue 35): named Dims fix the input at [1, 1]; Dim.AUTO leaves it symbolic with a size
+    baked in. Both are told to export with an example of at least 2, and ONNX Runtime prints no log line."""
+    from corpus.l09 import _auto_size_one, _dynamo
+
+    named = evaluate(get("09.export_dynamic"), _dynamo(example=(1, 1)))
+    assert named.points == 0 and "example of at least 2" in named.tests[0].message
+    auto = evaluate(get("09.export_dynamic"), _auto_size_one)
+    assert auto.tests[0].passed and not any(t.passed for t in auto.tests[1:])
+    assert all("a size was baked in" in t.message for t in auto.tests[1:]), [t.message for t in auto.tests]
+    assert "sequential_executor" not in capfd.readouterr().err
+
+
 def test_course_model_command_retrains_the_transformer(tmp_path):
     """`labkit course-model --transformer` trains, writes the weights and held-out text, records the SHA-256."""
     import os

@@ -20,6 +20,14 @@ def _dynamo(dims="both", example=(2, 8)):
     return export_dynamic
 
 
+def _auto_size_one(model):
+    """The size-1 trap with Dim.AUTO: the input looks symbolic, a Reshape inside keeps the example's 1."""
+    auto = torch.export.Dim.AUTO
+    with quiet():
+        return torch.onnx.export(model, (torch.zeros((1, 1), dtype=torch.int64),), dynamo=True,
+                                 dynamic_shapes={"ids": {0: auto, 1: auto}}).model_proto
+
+
 def _legacy(dynamic: bool, path):
     def export_dynamic(model):
         with quiet():
@@ -229,6 +237,8 @@ CORPUS = {
         Right("Dim.DYNAMIC given as a tuple, saved with program.save", make=_dim_auto),
         Wrong("fixed length: no dynamic_shapes", answer=_dynamo(dims=None)),
         Wrong("only the batch dimension dynamic", answer=_dynamo(dims="batch")),
+        Wrong("named Dims, a (1, 1) example: fixed at [1, 1] without a word", answer=_dynamo(example=(1, 1))),
+        Wrong("Dim.AUTO, a (1, 1) example: symbolic input, a size baked in", answer=_auto_size_one),
         Wrong("only the sequence dimension dynamic", answer=_dynamo(dims="seq")),
         Wrong("legacy exporter without dynamic_axes", make=lambda tmp: _legacy(False, tmp / "m.onnx")),
         Wrong("exports the argmax tokens instead of the logits", answer=_wrapped(_Argmax)),
