@@ -170,6 +170,28 @@ def test_a_call_that_changes_a_scikit_learn_model_in_place_is_named():
     assert list(untouched) == [2], untouched  # reading (predicting) changes nothing
 
 
+def test_a_call_that_changes_a_pytorch_module_in_place_is_named():
+    """A PyTorch module given to a function is the caller's too (03.faithful's blind round 12: `net.double()` to
+    get "a more exact reference" scored full): its state, dtypes and train/eval mode are compared."""
+    import torch
+
+    from labkit.checks.calls import call_each
+
+    net = torch.nn.Sequential(torch.nn.Linear(3, 2), torch.nn.BatchNorm1d(2)).eval()
+    x = torch.ones(4, 3)
+    calls = {
+        "to float64": lambda m: m.double() and 1,
+        "back to training mode": lambda m: m.train() and 1,
+        "a weight edited": lambda m: m[0].weight.data.mul_(2) is not None and 1,
+    }
+    for why, fn in calls.items():
+        out = call_each(fn, [(net,)])
+        assert "changed what it was given in place (argument 1, the PyTorch module)" in str(out[0]), why
+    with torch.no_grad():
+        untouched = call_each(lambda m: int(m(x).shape[1]), [(net,)])
+    assert list(untouched) == [2], untouched  # running it in eval mode changes nothing
+
+
 def test_the_form_of_each_result_crosses_to_the_judge(tmp_path):
     """Plain data merges forms a caller tells apart (a NumPy integer becomes an int, a tuple a list, bytes and a
     ModelProto the same OnnxBlob): the learner side records each result's form, and it survives the grader's

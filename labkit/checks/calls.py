@@ -59,7 +59,7 @@ def exc_message(e: BaseException) -> str:
 
 def fingerprint(x: Any, depth: int = 0) -> Any:
     """What a caller would see of an argument: arrays (dtype, shape, bytes), ONNX models (their bytes),
-    scikit-learn models (their pickle), and lists, tuples and dicts of them; None for objects that are not
+    PyTorch modules (their state and mode), scikit-learn models (their pickle), and lists, tuples and dicts of them; None for objects that are not
     data (sessions, modules...)."""
     if depth > 20:
         return None
@@ -73,6 +73,13 @@ def fingerprint(x: Any, depth: int = 0) -> Any:
         return ("dict", tuple((repr(k), fingerprint(v, depth + 1)) for k, v in x.items()))
     if x is None or isinstance(x, (bool, int, float, str, bytes)):
         return ("value", x)
+    if _is_torch_module(x):  # its state (weights and buffers, dtype included) and each submodule's mode
+        try:
+            state = tuple((k, str(v.dtype), tuple(v.shape), v.detach().cpu().contiguous().numpy().tobytes())
+                          for k, v in x.state_dict().items())
+            return ("torch", state, tuple(m.training for m in x.modules()))
+        except Exception:
+            return None
     if _is_estimator(x):  # a fitted scikit-learn model: its pickle holds every fitted attribute
         import pickle
 
@@ -81,6 +88,11 @@ def fingerprint(x: Any, depth: int = 0) -> Any:
         except Exception:
             return None
     return None
+
+
+def _is_torch_module(x: Any) -> bool:
+    """A torch.nn.Module, without importing torch."""
+    return any(c.__module__ == "torch.nn.modules.module" and c.__name__ == "Module" for c in type(x).__mro__)
 
 
 def _is_estimator(x: Any) -> bool:
@@ -93,7 +105,8 @@ def changed_argument(before: list, args: tuple) -> str | None:
     must come back as it went in (a function that edits the model it was given breaks its caller's copy)."""
     for i, (fp, arg) in enumerate(zip(before, args)):
         if fp is not None and fingerprint(arg) != fp:
-            what = {"onnx": "the ONNX model", "array": "the array", "sklearn": "the scikit-learn model"}.get(
+            what = {"onnx": "the ONNX model", "array": "the array", "sklearn": "the scikit-learn model",
+                    "torch": "the PyTorch module"}.get(
                 fp[0]) or plain.describe(arg)
             return f"argument {i + 1}, {what}"
     return None
