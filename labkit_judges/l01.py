@@ -43,6 +43,8 @@ def make_model(w: np.ndarray, b: np.ndarray, opset: int = 21, ir_version: int | 
 BATCHES = (1, 5, 33)
 SIGMOID_BEHAVIOUR = tuple(f"batch {n}" for n in BATCHES)
 SIGMOID_TESTS = ("valid ONNX", "one input X", "dynamic batch", "output Y", *SIGMOID_BEHAVIOUR)
+#: the producer_name the usual exporters write (torch.onnx both ways, tf2onnx, skl2onnx, onnxmltools)
+EXPORTERS = frozenset({"pytorch", "tf2onnx", "skl2onnx", "onnxmltools", "keras2onnx"})
 
 
 def _first(e: BaseException, n: int = 200) -> str:
@@ -72,6 +74,10 @@ def _sigmoid_model(answer, seed):
         # only linear operators: nothing in it can compute a sigmoid (the lesson's linear model handed in)
         yield DidNotDo("its nodes are only " + ", ".join(sorted({n.op_type for n in model.graph.node}))
                        + ": a linear model, with no sigmoid")
+    if model.producer_name in EXPORTERS:
+        # what an exporter writes as the producer: the graph was traced from a framework, not built
+        yield DidNotDo(f"the file says it was made by {model.producer_name}'s exporter: the exercise is building "
+                       "the graph yourself, node by node, with onnx.helper")
     inits = {i.name for i in model.graph.initializer}
     inputs = [i for i in model.graph.input if i.name not in inits]
     if len(inputs) != 1:
@@ -155,19 +161,36 @@ def noisy_model(w: np.ndarray, b: np.ndarray, noise_seed: float) -> bytes:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], ir_version=10).SerializeToString()
 
 
+def two_output_model(w: np.ndarray, b: np.ndarray) -> bytes:
+    """Y = Sigmoid(X·w + b) first and the logits Z second, all in float64: the first output is Y, and an input
+    cast to float32 is refused."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    x = helper.make_tensor_value_info("X", TensorProto.DOUBLE, ["batch", w.shape[0]])
+    ys = [helper.make_tensor_value_info(n, TensorProto.DOUBLE, ["batch", w.shape[1]]) for n in ("Y", "Z")]
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["X", "W"], ["XW"]), helper.make_node("Add", ["XW", "B"], ["Z"]),
+         helper.make_node("Sigmoid", ["Z"], ["Y"])],
+        "logistic_two_outputs", [x], ys,
+        [numpy_helper.from_array(w.astype(np.float64), "W"), numpy_helper.from_array(b.astype(np.float64), "B")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], ir_version=10).SerializeToString()
+
+
 def _run_both_data(seed: int) -> list[tuple]:
-    """(w, b, noise seed or None, x) per case: the lesson's weights, unseen weights, then a model the engines
-    disagree on (a seeded random operator)."""
+    """(w, b, noise seed or None, x) per case: the lesson's weights, unseen weights (float64, two outputs), then
+    a model the engines disagree on (a seeded random operator)."""
     rng = np.random.default_rng(seed + 202)
     w2 = rng.normal(size=(4, 2)).astype(np.float32)
     b2 = rng.normal(size=(2,)).astype(np.float32)
     noise_seed = float(rng.integers(1, 10_000))
     return [(W, B, None, rng.normal(size=(int(rng.integers(2, 6)), 4)).astype(np.float32)),
-            (w2, b2, None, rng.normal(size=(int(rng.integers(6, 10)), 4)).astype(np.float32)),
+            (w2, b2, "float64", rng.normal(size=(int(rng.integers(6, 10)), 4))),
             (W, B, noise_seed, rng.normal(size=(int(rng.integers(3, 8)), 4)).astype(np.float32))]
 
 
 def _run_both_model(w, b, noise_seed) -> bytes:
+    if noise_seed == "float64":
+        return two_output_model(w, b)
     return make_model(w, b) if noise_seed is None else noisy_model(w, b, noise_seed)
 
 
@@ -183,7 +206,8 @@ def _engines(model_bytes: bytes, x: np.ndarray) -> dict[str, np.ndarray]:
             "ort": ort_session(model_bytes).run(None, {"X": x})[0]}
 
 
-RUN_BOTH_TESTS = ("reference, lesson weights", "ort, lesson weights", "reference, unseen weights", "ort, unseen weights",
+RUN_BOTH_TESTS = ("reference, lesson weights", "ort, lesson weights", "reference, a float64 model with two outputs",
+                  "ort, a float64 model with two outputs",
                   "reference's own numbers (seeded random op)", "ONNX Runtime's own numbers (seeded random op)")
 ENGINE = {"reference": "onnx.reference.ReferenceEvaluator", "ort": "onnxruntime.InferenceSession"}
 
@@ -211,6 +235,16 @@ def _run_both(outputs, seed):
         if noise_seed is None:
             for name, key in zip(pair, ("reference", "ort")):
                 yield expect_close(name, got[key], sigmoid(x @ w + b), rtol=1e-5, atol=1e-6)
+            continue
+        if noise_seed == "float64":  # the first output is Y, in float64 (the input fed as it is)
+            logits = x @ w.astype(np.float64) + b
+            for name, key in zip(pair, ("reference", "ort")):
+                t = expect_close(name, got[key], 1 / (1 + np.exp(-logits)), rtol=1e-12, atol=1e-12)
+                if not t.passed and np.shape(got[key]) == logits.shape and np.allclose(got[key], logits):
+                    t.message += " — these are the logits Z, the model's second output: expected the first, Y"
+                elif not t.passed and getattr(got[key], "dtype", None) != np.float64:
+                    t.message += f" — this model's input and output are float64 (got {getattr(got[key], 'dtype', '?')})"
+                yield t
             continue
         own = _engines(_run_both_model(w, b, noise_seed), x)
         formula = sigmoid(x @ w + b)  # the model without its random operator: no engine gives it

@@ -14,7 +14,7 @@ CPU = "CPUExecutionProvider"
 
 # ---------------------------------------------------------------- 04.predict
 
-#: (number of images, batch_size, which model) per test; model 1 has other names and weights
+#: (number of images, batch_size, which model) per test; model 1 has other names and weights, and a second output
 _PREDICT_PLAN = ((37, 8, 0), (1, 32, 0), (0, 16, 0), (100, 25, 1), (13, 1, 1))
 _MODEL_NAMES = (("images", "logits"), ("x", "scores"))
 
@@ -38,10 +38,11 @@ def _images_with_clear_winner(rng: np.random.Generator, n: int, w: np.ndarray, b
 
 
 def predict_model(w: np.ndarray, b: np.ndarray, input_name: str = "images", output_name: str = "logits",
-                  max_rows: int | None = None) -> bytes:
+                  max_rows: int | None = None, features: bool = False) -> bytes:
     """A tiny linear digit classifier: logits = flatten(images) @ w + b, symbolic batch 'N'. With `max_rows`,
     the graph itself negates the logits of a run over more rows (every argmax becomes the worst class): a
-    limit no route around the session's run() escapes (its C session, run_with_ort_values, a new session)."""
+    limit no route around the session's run() escapes (its C session, run_with_ort_values, a new session).
+    With `features`, a second output after the logits: the flattened pixels (the first output is the one)."""
     from onnx import TensorProto, helper, numpy_helper
 
     x = helper.make_tensor_value_info(input_name, TensorProto.FLOAT, ["N", 1, 8, 8])
@@ -56,7 +57,8 @@ def predict_model(w: np.ndarray, b: np.ndarray, input_name: str = "images", outp
                   helper.make_node("Neg", ["raw"], ["negated"]),
                   helper.make_node("Where", ["over", "negated", "raw"], [output_name])]
         inits.append(numpy_helper.from_array(np.array([max_rows], dtype=np.int64), "max_rows"))
-    graph = helper.make_graph(nodes, "linear_digits", [x], [y], inits)
+    outputs = [y] + ([helper.make_tensor_value_info("flat", TensorProto.FLOAT, ["N", 64])] if features else [])
+    graph = helper.make_graph(nodes, "linear_digits", [x], outputs, inits)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], ir_version=10).SerializeToString()
 
 
@@ -68,7 +70,8 @@ def _predict_data(seed: int) -> list[tuple[bytes, np.ndarray, int, np.ndarray]]:
         w, b = _predict_weights(seed, which)
         images = _images_with_clear_winner(rng, n, w, b)
         want = (images.reshape(n, 64).astype(np.float64) @ w + b).argmax(axis=1).astype(np.int64)
-        data.append((predict_model(w, b, *_MODEL_NAMES[which], max_rows=batch_size), images, batch_size, want))
+        data.append((predict_model(w, b, *_MODEL_NAMES[which], max_rows=batch_size, features=which == 1), images,
+                     batch_size, want))
     return data
 
 
@@ -142,6 +145,8 @@ _NODE_POOL = (
     ("node_Reshape_23", "Reshape"), ("fused node_linear", "FusedGemm"), ("node_linear_1", "Gemm"),
     ("node_MatMul_4", "MatMul"), ("node_Add_5", "Add"), ("node_Softmax_9", "Softmax"),
     ("/Transpose", "Transpose"), ("node_Relu_2", "Relu"),
+    # more operators with several nodes, so that the top operator is not always the convolution (blind round 12)
+    ("/attn/MatMul_1", "MatMul"), ("node_Add_11", "Add"), ("/block/Relu", "Relu"),
 )
 
 
@@ -163,7 +168,10 @@ def _profile_plan(seed: int, k: int) -> tuple[list[tuple[str, str]], list[list[i
         longest = max(((op, d) for run in durs for (_, op), d in zip(nodes, run)), key=lambda t: t[1])
         biggest_node = max(((name, op) for name, op in nodes),
                            key=lambda no: sum(run[nodes.index(no)] for run in durs))
-        # the top operator must not be the op of the longest single call, nor named by its busiest node
+        # the top operator must not be the op of the longest single call, nor named by its busiest node; in
+        # every other trace it is not Conv (an answer that always says Conv cannot pass most of them)
+        if k % 2 and ranked[0][0] == "Conv":
+            continue
         if longest[0] != ranked[0][0] and biggest_node[1] != ranked[0][0] or k == 0:
             return nodes, durs
 
@@ -247,6 +255,11 @@ TOP_TESTS = tuple(f"trace {k + 1}" + (" (given as a path)" if k == _N_TRACES - 1
           ],
           cases=_top_operator_cases, tests=TOP_TESTS, skill=TOP_TESTS)
 def _top_operator(outputs, seed):
+    wanted = [top_operator_reference(profile_trace(seed, k))["op"] for k in range(len(TOP_TESTS))]
+    named = {got.get("op") if isinstance(got, dict) else None for got in outputs}
+    if len(named) == 1 and None not in named and len(set(wanted)) > 1:  # the traces' top operators differ
+        yield DidNotDo(f"it names {next(iter(named))!r} whatever the profile: the exercise is ranking the operators "
+                       "by their total time")
     for k, (name, got) in enumerate(zip(TOP_TESTS, outputs)):
         events = profile_trace(seed, k)
         want = top_operator_reference(events)
@@ -294,7 +307,9 @@ _FIXED_PROVIDER_CASES = (
      ["XnnpackExecutionProvider", CPU]),
     ("stop at CPU", [CPU, "CUDAExecutionProvider"], ["CUDAExecutionProvider", CPU]),
     ("empty preference", [], [CPU]),
-    ("CPU not listed as available", ["CoreMLExecutionProvider"], ["CoreMLExecutionProvider"]),
+    # the CPU stops the list even where `available` does not name it (blind round 12)
+    ("CPU not listed as available", ["CoreMLExecutionProvider", CPU, "XnnpackExecutionProvider"],
+     ["CoreMLExecutionProvider", "XnnpackExecutionProvider"]),
 )
 
 

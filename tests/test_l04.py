@@ -187,13 +187,23 @@ def test_top_operator_reference_passes():
     (longest_single_call, "longest single call"),
     (by_event_name, "is a Session event, not an operator"),
     (by_node_name, "that is a node's name; expected an operator type"),
-    (first_run_only, "op 'Conv' is right, but expected total_us"),
+    (first_run_only, "is right, but expected total_us"),
     (lambda p: {"operator": "Conv"}, "expected a dict {'op': ..., 'total_us': ...}, got keys ['operator']"),
 ])
 def test_top_operator_wrong_answers_fail_precisely(wrong, message):
     r = evaluate(get("04.top_operator"), wrong)
     assert r.status == "failed" and r.points < r.max_points
     assert message in messages(r), messages(r)
+
+
+def test_top_operator_always_naming_conv_did_not_do_it():
+    """Blind round 12: "it is always the convolution" (Conv's total, never ranked) scored half."""
+    def always_conv(profile):
+        return {"op": "Conv", "total_us": sum(e["dur"] for e in _events(profile)
+                                              if e["cat"] == "Node" and e["args"]["op_name"] == "Conv")}
+
+    r = evaluate(get("04.top_operator"), always_conv)
+    assert r.points <= r.max_points / 4 and "whatever the profile" in r.message, messages(r)
 
 
 def test_top_operator_path_case():

@@ -67,6 +67,7 @@ def ruled_out(entry: Entry) -> Wrong:
 RECLASSIFY = {
     "right": lambda e: Right(e.name, e.answer, e.make),
     "attempt": lambda e: Wrong(e.name, e.answer, e.make, outputs_wrong=True, skipped_skill=False),
+    "rule": lambda e: Wrong(e.name, e.answer, e.make, outputs_wrong=False, skipped_skill=False),
 }
 
 
