@@ -111,6 +111,8 @@ def to_plain(obj: Any, depth: int = 0) -> Any:
         return np.array(obj, copy=True)
     if type(obj) in (list, tuple):
         return [to_plain(x, depth + 1) for x in obj]
+    if isinstance(obj, tuple) and isinstance(getattr(type(obj), "_fields", None), tuple):
+        return [to_plain(x, depth + 1) for x in tuple.__iter__(obj)]  # a namedtuple is a tuple with names
     if type(obj) is dict:
         out = {}
         for k, v in obj.items():

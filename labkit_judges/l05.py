@@ -103,7 +103,7 @@ _FOLD_NAMES = ("Conv2d 4->3 ch", "3 output channels, 3x3 kernel", "b=None, eps=0
                "depthwise kernel")
 
 
-@exercise('05.fold_bn', title='Fold BatchNorm into Conv weights', points=3, kind='function',
+@exercise('05.fold_bn', title='Fold BatchNorm into Conv weights', points=3, kind='function', tools=('numpy',),
           hint=[
               'BatchNormalization at inference is a per-output-channel scale and shift: the scale multiplies W, scale and shift together make the new bias (a missing bias is zeros).',
               "np.sqrt, and broadcasting the per-channel factor over W's other axes (reshape with -1 and ones).",
@@ -145,7 +145,8 @@ def unseen_graph(seed: int, k: int) -> "onnx.ModelProto":
     must stay: folding would change the other consumer), an Identity and an Add of two initializers
     (a shortcut through ONNX Runtime's optimizer removes those; a folding function keeps them).
     Graph 2 convolves sequences (1-D: kernels of 3 axes), graph 1 images (2-D: kernels of 4 axes); graph 1 also
-    has two Convs of one weight, each with its own BatchNormalization.
+    has two Convs of one weight, each with its own BatchNormalization. One BN has no epsilon attribute (the
+    default, graph 1) or another attribute before it (graph 2); graph 2's last Conv is also a graph output.
     """
     from onnx import TensorProto, helper, numpy_helper
 
@@ -167,11 +168,17 @@ def unseen_graph(seed: int, k: int) -> "onnx.ModelProto":
                                       pads=[1] * (2 * nd), group=group))
         return f"{name}.out"
 
-    def bn(name, src, c, out=None):
+    def bn(name, src, c, out=None, attributes="epsilon"):
         eps = float(rng.choice([1e-5, 1e-3, 1e-2]))
         params = [add(f"{name}.{p}", v) for p, v in (("gamma", rng.uniform(0.5, 1.5, c)), ("beta", rng.normal(0, 0.3, c)),
                                                       ("mean", rng.normal(0, 0.5, c)), ("var", rng.uniform(0.02, 2.0, c)))]
-        nodes.append(helper.make_node("BatchNormalization", [src] + params, [out or f"{name}.out"], name=name, epsilon=eps))
+        node = helper.make_node("BatchNormalization", [src] + params, [out or f"{name}.out"], name=name)
+        # epsilon is read by name: absent it is 1e-5 (the default), and another attribute may come first
+        if attributes == "momentum first":
+            node.attribute.extend([helper.make_attribute("momentum", 0.9), helper.make_attribute("epsilon", eps)])
+        elif attributes == "epsilon":
+            node.attribute.append(helper.make_attribute("epsilon", eps))
+        nodes.append(node)
         return out or f"{name}.out"
 
     def relu(name, src):
@@ -180,7 +187,7 @@ def unseen_graph(seed: int, k: int) -> "onnx.ModelProto":
 
     c1, c2 = int(rng.integers(3, 7)), int(rng.integers(3, 7))
     t = conv(f"{tag}.conv_a", x_name, cin, c1, bias=bool(k % 2))
-    t = relu(f"{tag}.act_a", bn(f"{tag}.bn_a", t, c1))
+    t = relu(f"{tag}.act_a", bn(f"{tag}.bn_a", t, c1, attributes="none" if k == 1 else "momentum first"))
     if k == 1:  # a second Conv of the same weight, with its own BN: folding must write new weights, not the old name
         nodes.append(helper.make_node("Conv", [x_name, f"{tag}.conv_a.w"], [f"{tag}.conv_twin.out"],
                                       name=f"{tag}.conv_twin", kernel_shape=[3] * nd, pads=[1] * (2 * nd)))
@@ -200,10 +207,12 @@ def unseen_graph(seed: int, k: int) -> "onnx.ModelProto":
     t = conv(f"{tag}.conv_dw", t, c2, c2, group=c2, bias=bool(rng.integers(2)))
     bn(f"{tag}.bn_last", t, c2, out=y_name)                        # the last BN writes the graph output
     size = int(rng.integers(5, 9))
+    outputs = [helper.make_tensor_value_info(y_name, TensorProto.FLOAT, ["N", c2] + [size] * nd)]
+    if k == 2:  # a Conv whose output is also a graph output: its BN stays (a use that is not a node's)
+        outputs.append(helper.make_tensor_value_info(f"{tag}.conv_dw.out", TensorProto.FLOAT, ["N", c2] + [size] * nd))
     graph = helper.make_graph(
         nodes, f"unseen_{k}",
-        [helper.make_tensor_value_info(x_name, TensorProto.FLOAT, ["N", cin] + [size] * nd)],
-        [helper.make_tensor_value_info(y_name, TensorProto.FLOAT, ["N", c2] + [size] * nd)], inits)
+        [helper.make_tensor_value_info(x_name, TensorProto.FLOAT, ["N", cin] + [size] * nd)], outputs, inits)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8,
                              producer_name="labkit.l05.judge")
 

@@ -170,6 +170,17 @@ def test_a_call_that_changes_a_scikit_learn_model_in_place_is_named():
     assert list(untouched) == [2], untouched  # reading (predicting) changes nothing
 
 
+def test_a_namedtuple_is_a_tuple():
+    """Blind round 12: a pair returned as a namedtuple is the pair the prompt asks for."""
+    import collections
+
+    from labkit import plain
+
+    Folded = collections.namedtuple("Folded", "W b")
+    out = plain.to_plain(Folded(np.ones(2), 3))
+    assert isinstance(out, list) and np.array_equal(out[0], np.ones(2)) and out[1] == 3
+
+
 def test_a_call_that_changes_a_pytorch_module_in_place_is_named():
     """A PyTorch module given to a function is the caller's too (03.faithful's blind round 12: `net.double()` to
     get "a more exact reference" scored full): its state, dtypes and train/eval mode are compared."""

@@ -2,7 +2,7 @@
 """Lesson 05 exercises, learner side: what each exercise is (no answers, no test inputs)."""
 from ..checks.registry import Question, declare
 
-declare('05.fold_bn', title='Fold BatchNorm into Conv weights', points=3, kind='function', hint=[
+declare('05.fold_bn', title='Fold BatchNorm into Conv weights', points=3, kind='function', tools=('numpy',), hint=[
     'BatchNormalization at inference is a per-output-channel scale and shift: the scale multiplies W, scale and shift together make the new bias (a missing bias is zeros).',
     "np.sqrt, and broadcasting the per-channel factor over W's other axes (reshape with -1 and ones).",
 ])

@@ -334,7 +334,9 @@ from corpus import add_blind, blind3_l05  # noqa: E402
 # (a pass by hand over model.graph.node leaves those: at most a quarter). Its 05.rewrite_rule answers were converted
 # to the rules form (matmul_add_rules()) at stop 46: 9 remain; the pass by hand, ONNX Runtime's file and the
 # unchanged model have no rules to return (listed in the file).
-add_blind(CORPUS, blind3_l05)
+add_blind(CORPUS, blind3_l05, reclassify={
+    "blind3-foldbn-torch-rsqrt": ("ruled_out", "05.fold_bn runs where only NumPy imports since blind round 12 "
+                                  "(PyTorch's own fuse_conv_bn_weights scored full)")})
 
 # Blind round 7 (tests/corpus/blind7_l05.py, 34 answers to 05.rewrite_rule by a writer who read only the prompt):
 # measured first — 9 full marks for wrong answers and 2 over-credits with the check of round 3, 3 and 5 after
