@@ -89,6 +89,8 @@ def to_plain(obj: Any, depth: int = 0) -> Any:
     """Convert an answer to plain data, or raise NotPlain saying what was not plain."""
     if depth > MAX_DEPTH:
         raise NotPlain("a value nested too deeply")
+    if isinstance(obj, str) and type(obj) is not str:
+        return str.__str__(obj)  # a str subclass crosses as the plain str the grader reads (its __eq__ stays home)
     if obj is None or isinstance(obj, (bool, str, Raised, OnnxBlob)):
         return obj
     if isinstance(obj, (int, float)) and type(obj) in (int, float):

@@ -168,3 +168,13 @@ add_blind(CORPUS, blind2_l01, slow={
 from corpus import add_blind, blind3_l01  # noqa: E402
 
 add_blind(CORPUS, blind3_l01)
+
+# Blind round 12 (tests/corpus/blind12_l01.py, by a writer who read only the prompts): measured first — 3 full
+# marks for wrong answers (the last output, an input cast to float32, a torch export) and 2 over-credits; the
+# judge now feeds a float64 model with two outputs and refuses an exporter's file (a quarter at most).
+from corpus import add_blind, blind12_l01  # noqa: E402
+
+add_blind(CORPUS, blind12_l01, reclassify={
+    "blind12-sig-output-named-output": ("rule", "the values are right; the output's name is a rule the prompt states"),
+    "blind12-sig-ignores-weights": ("attempt", "a graph built by hand that computes something else: wrong outputs"),
+})

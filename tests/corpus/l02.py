@@ -204,3 +204,13 @@ add_blind(CORPUS, blind2_l02, slow={
 from corpus import add_blind, blind3_l02  # noqa: E402
 
 add_blind(CORPUS, blind3_l02)
+
+# Blind round 12 (tests/corpus/blind12_l02.py): measured first — 1 full mark (a torch re-export, right by the prompt:
+# "the same computation, valid at opset 21") and 4 over-credits; a constant model is now named (a quarter at most).
+from corpus import add_blind, blind12_l02  # noqa: E402
+
+add_blind(CORPUS, blind12_l02, slow={"blind12-repair-torch-reexport"}, reclassify={
+    "blind12-count-raw-bytes": ("attempt", "counts stored numbers, misses ConstantOfShape: a wrong count"),
+    "blind12-count-resnet-constant": ("attempt", "counts float initializers, a constant for big models: wrong"),
+    "blind12-count-ort-constant-folding": ("attempt", "counts after ONNX Runtime's folding: a wrong count"),
+})

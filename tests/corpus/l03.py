@@ -450,3 +450,25 @@ add_blind(CORPUS, blind3_l03, slow={e.name for e in blind3_l03.CORPUS["03.custom
 from corpus import blind10_l03  # noqa: E402
 
 add_blind(CORPUS, blind10_l03, slow={e.name for e in blind10_l03.CORPUS["03.custom_op"]})
+
+# Blind round 12 (tests/corpus/blind12_l03.py): measured first — 3 full marks for wrong answers in 03.faithful (a
+# tolerance of 5 %, the caller's module turned to float64, a numpy.bool_ — right: the prompt asks True or False)
+# and 2 over-credits (attempts that run nothing or peek at the net, both at the outputs-wrong cap); an earlier
+# checkpoint (logits 3 % off) and PyTorch modules' fingerprints close the first two.
+from corpus import add_blind, blind12_l03  # noqa: E402
+
+add_blind(CORPUS, blind12_l03, reclassify={
+    "blind12-dyn-hand-graph": ("right", "the file is the course model with a dynamic batch, whoever wrote it"),
+    "blind12-dyn-edit-dim-param": ("right", "a fixed export whose batch was renamed symbolic runs right at every "
+                                            "batch here (Flatten): the file the prompt asks for"),
+    "blind12-raw-hand-graph": ("right", "the file computes the course model on raw pixels, whoever wrote it"),
+    "blind12-faithful-numpy-bool": ("right", "numpy.bool_ is True or False to every caller that tests it"),
+    "blind12-faithful-weights-only": ("attempt", "compares stored weights, runs nothing: wrong verdicts"),
+    "blind12-faithful-closure-peek": ("attempt", "the net's kind is not the verdict: its verdicts are wrong"),
+}, holes={
+    "blind12-dyn-lookup-table": "a lookup table of the course logits for the 1,797 dataset digits scores full: the "
+                                "check feeds dataset digits only",
+    "blind12-raw-lookup-all-digits": "a lookup table of the dataset digits scores full: the check feeds dataset "
+                                     "digits only",
+    "blind12-raw-lookup-held-out": "a lookup table of the held-out digits scores full: the check feeds them only",
+})

@@ -225,3 +225,9 @@ add_blind(CORPUS, blind2_l04, slow={
 from corpus import add_blind, blind3_l04  # noqa: E402
 
 add_blind(CORPUS, blind3_l04)
+
+# Blind round 12 (tests/corpus/blind12_l04.py): measured first — 2 full marks (a CPU not listed as available did
+# not stop the list; the last output of a one-output model) and 1 over-credit (always Conv); now 0 and 0.
+from corpus import add_blind, blind12_l04  # noqa: E402
+
+add_blind(CORPUS, blind12_l04)

@@ -357,3 +357,22 @@ add_blind(CORPUS, blind7_l05)
 from corpus import blind9_l05  # noqa: E402
 
 add_blind(CORPUS, blind9_l05)
+
+# Blind round 12 (tests/corpus/blind12_l05.py): measured first — 6 full marks for wrong answers (PyTorch's and ONNX
+# Runtime's folding in 05.fold_bn, epsilon read as the first attribute, uses counted among nodes only, a hand-fused
+# file) and 4 over-credits; 05.fold_bn now runs where only NumPy imports and the unseen graphs hold both traps.
+# Known holes left (strict xfails): onnxscript's own BN rule and BN rewritten as Mul+Add in 05.fold_graph, and
+# BatchNormalization renamed in 05.portable, score a third to a half where a quarter is the rule.
+from corpus import add_blind, blind12_l05  # noqa: E402
+
+add_blind(CORPUS, blind12_l05, reclassify={
+    "blind12-fb-always-float32": ("right", "the prompt gives float32 weights only (\"float32 here\")"),
+    "blind12-pt-hand-fused": ("right", "the file is what the prompt asks, whoever fused it"),
+    "blind12-pt-onnxscript-optimizer": ("attempt", "another optimizer: no FusedConv, a wrong file"),
+    "blind12-pt-extended-external-data": ("rule", "the prompt asks one file with every weight inside it"),
+}, holes={
+    "blind12-fg-onnxscript-bn-rule": "onnxscript's fuse_batchnorm_into_conv rule scores half (its only miss is "
+                                     "the shared weight): a library doing the fold, where a quarter is the rule",
+    "blind12-fg-bn-as-mul-add": "BatchNormalization rewritten as Mul+Add, no fold: a third, not a quarter",
+    "blind12-pt-rename-to-fusedconv": "BatchNormalization renamed by hand: a third, not a quarter",
+})

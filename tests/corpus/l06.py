@@ -381,3 +381,9 @@ add_blind(CORPUS, blind4_l06, reclassify={
         "right", "where ONNX Runtime cannot be imported (the check's process) its NumPy path computes every block "
                  "itself: that path is the answer graded"),
 })
+
+# Blind round 12 (tests/corpus/blind12_l06.py): measured first — 0 full marks, 1 over-credit (zeros whatever q is,
+# right on the all-zero-point case); now named.
+from corpus import add_blind, blind12_l06  # noqa: E402
+
+add_blind(CORPUS, blind12_l06)

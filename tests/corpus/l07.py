@@ -204,3 +204,18 @@ add_blind(CORPUS, blind2_l07, slow={
 from corpus import add_blind, blind3_l07  # noqa: E402
 
 add_blind(CORPUS, blind3_l07)
+
+# Blind round 12 (tests/corpus/blind12_l07.py): measured first — 2 full marks (the output shape written as
+# [1, 10] by hand, a block count that assumes C order) and 4 over-credits; the models now have other class counts,
+# the declared output must be what the graph computes, and one grid is column-major. Its 07.ort_file answers
+# write fixed folder names (scored by hand with /tmp/m12.py: 0 full marks, the app's int8 .ort at half).
+from corpus import add_blind, blind12_l07  # noqa: E402
+
+add_blind(CORPUS, blind12_l07, slow={e.name for e in blind12_l07.CORPUS["07.ort_file"]}, reclassify={
+    "blind12-fx-course-helper-batch": ("attempt", "fixes the dim named batch only: other models stay dynamic"),
+    "blind12-fx-hardcoded-io-shapes": ("attempt", "shapes written by hand: wrong for other class counts"),
+    "blind12-fx-strip-output-shapes": ("attempt", "input fixed, output shapes dropped: not fixed"),
+}, holes={
+    "blind12-bc-course-downsample": "the course app's downsample (it crops to the ink first) scores half on the "
+                                    "grids whose ink reaches every edge: a library, where a quarter is the rule",
+})
