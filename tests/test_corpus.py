@@ -104,8 +104,24 @@ def rewriter_restored(request):
             setattr(owner, key[-1], value)
 
 
+@pytest.fixture
+def numpy_restored():
+    """Undo what an answer patched in NumPy (blind round 12's "patch-numpy" shortcuts replace np.allclose and
+    np.testing's asserts for the whole process): the tests after it in this worker meet NumPy as it ships. (In
+    the grader the answer runs in the learner's kernel and the verdict in another process.)"""
+    import numpy as np
+
+    modules = (np, np.testing, np.linalg)
+    saved = [dict(vars(m)) for m in modules]
+    yield
+    for module, before in zip(modules, saved):
+        for key, value in before.items():
+            if vars(module).get(key) is not value:
+                setattr(module, key, value)
+
+
 @pytest.mark.parametrize("ex, entry", CASES)
-@pytest.mark.usefixtures("rewriter_restored")
+@pytest.mark.usefixtures("rewriter_restored", "numpy_restored")
 def test_corpus_entry_scores_by_the_rule(ex, entry, tmp_path, monkeypatch):
     """Every entry at two seeds: the notebook's (the learner's panel) and a hidden one, there through the panel
     *and* the grader's data path, which must agree: an answer the panel passes and the grade fails (or the

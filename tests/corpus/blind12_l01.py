@@ -13,7 +13,6 @@ models (not included). Returning numpy arrays vs lists of floats is not specifie
 """
 from corpus import Right, Wrong
 
-import functools
 import tempfile
 from pathlib import Path
 
@@ -77,7 +76,7 @@ def right_constant_nodes_tanh():
 def right_parser_text():
     # the ONNX text format, parsed; batch dimension named "N"; reciprocal form of the sigmoid
     import onnx.parser
-    from onnx import numpy_helper, helper
+    from onnx import numpy_helper
     W, B = _wb()
     txt = """
     < ir_version: 9, opset_import: ["" : 20] >

@@ -17,7 +17,7 @@ from corpus import Right, Wrong
 # ============================================================================ 02.count_params
 def right_count_vectorised(model):
     import numpy as np
-    from onnx import TensorProto, helper
+    from onnx import TensorProto
     floats = {TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.DOUBLE, TensorProto.BFLOAT16}
     g = model.graph
     inits = {t.name: t for t in g.initializer}
@@ -582,7 +582,7 @@ def _repair_mean_keepdims0_squeeze_wrong():
 def _repair_transposed_weight():
     # rebuilt from scratch with W^T and transB=1... but then transposed it back too (Gemm(flat, W, transB=1))
     import numpy as np
-    from onnx import helper, numpy_helper
+    from onnx import numpy_helper
     m = _repair_by_hand(keep_ir=False)
     W = numpy_helper.to_array(next(t for t in m.graph.initializer if t.name == "W"))
     for t in m.graph.initializer:
@@ -608,7 +608,6 @@ def _repair_constant_output_shortcut():
 
 def _repair_onnxscript_reexport():
     # rebuilt with torch: a torch module re-implementing the graph, exported by the exporter at opset 21
-    import numpy as np
     import torch
     from onnx import numpy_helper
     from labkit.material.l02 import model_to_repair

@@ -790,7 +790,6 @@ def _lookup_graph(raw_input, held_out_only):
     """No CNN at all: the course model's logits for the dataset's digits, stored, and a nearest-neighbour
     (or exact-match) lookup of the input among the stored images."""
     import numpy as np
-    import onnx
     import torch
     from onnx import TensorProto, helper, numpy_helper
 

@@ -209,7 +209,7 @@ def shortcut_fold_bn_ort(W, b, gamma, beta, mean, var, eps):
 
     W = np.asarray(W)
     f32 = lambda a: np.asarray(a, dtype=np.float32)  # noqa: E731
-    c_out, c_in, k = W.shape[0], W.shape[1], W.shape[2:]
+    c_in, k = W.shape[1], W.shape[2:]
     inits = [numpy_helper.from_array(f32(W), "W")]
     conv_in = ["x", "W"]
     if b is not None:
@@ -261,7 +261,7 @@ def right_fold_graph_rebuild(model):
     from collections import Counter
 
     import numpy as np
-    from onnx import helper, numpy_helper
+    from onnx import numpy_helper
 
     model = copy.deepcopy(model)
     graph = model.graph
