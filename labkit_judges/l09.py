@@ -291,7 +291,7 @@ def _as_ids(got) -> list[int] | None:
               'Run the prompt once with an empty past; every later run feeds only the newest token together with the keys and values the previous run returned. Greedy picks the most likely next token.',
               "The session's inputs and outputs are named (session.get_inputs()); an empty past has a length-0 past dimension (np.zeros with that shape); np.argmax over the last position's logits.",
           ],
-          cases=_generate_cases, tests=GENERATE_TESTS, skill=GENERATE_RUNS)
+          cases=_generate_cases, tests=GENERATE_TESTS, skill=GENERATE_RUNS, tools=("numpy", "onnxruntime"))
 def _generate(outputs, seed):
     from labkit.transformer import decode
 

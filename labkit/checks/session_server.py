@@ -68,7 +68,8 @@ def _dtype(spec: Any) -> np.dtype:
 
 
 #: the test inputs the host builds (the sessions); any other `Make` is built in the answer's process
-SERVED_FACTORIES = {"labkit.material.l10_bound:bound_session", "labkit.material.l11:device_decoder"}
+SERVED_FACTORIES = {"labkit.material.l09:cache_decoder", "labkit.material.l10_bound:bound_session",
+                    "labkit.material.l11:device_decoder"}
 #: the one table of the element types both sides name: ONNX's TensorProto number, ONNX Runtime's name
 #: ("tensor(float)"), NumPy's dtype
 ELEMENT_TYPES = ((1, "float", "<f4"), (2, "uint8", "|u1"), (3, "int8", "|i1"), (4, "uint16", "<u2"),

@@ -7,7 +7,7 @@ declare('09.export_dynamic', title='Export a transformer with dynamic batch and 
     'torch.onnx.export(..., dynamo=True, dynamic_shapes=...) with torch.export.Dim objects; the returned ONNXProgram has a model_proto.',
 ])
 
-declare('09.generate', title='Greedy generation with the key/value cache', points=4, kind='function', hint=[
+declare('09.generate', title='Greedy generation with the key/value cache', points=4, kind='function', tools=('numpy', 'onnxruntime'), hint=[
     'Run the prompt once with an empty past; every later run feeds only the newest token together with the keys and values the previous run returned. Greedy picks the most likely next token.',
     "The session's inputs and outputs are named (session.get_inputs()); an empty past has a length-0 past dimension (np.zeros with that shape); np.argmax over the last position's logits.",
 ])

@@ -112,8 +112,10 @@ def cache_decoder():
             self.runs += 1
             return super().run(output_names, input_feed, run_options)
 
-        def __deepcopy__(self, memo):  # the check copies its inputs before each call
-            return type(self)()
+        def __deepcopy__(self, memo):  # a copy of a session that ran is one that ran: no fresh start by copying
+            twin = type(self)()
+            twin.runs = self.runs
+            return twin
 
     return CacheDecoder()
 

@@ -439,3 +439,17 @@ from corpus import blind8_l10  # noqa: E402
 _BLIND8_GUARDS = {"blind8-to-mutates-model-float32", "blind8-cc-mutates-bounds"} | {
     e.name for entries in blind8_l10.CORPUS.values() for e in entries if isinstance(e, Right)}
 add_blind(CORPUS, blind8_l10, slow={e.name for entries in blind8_l10.CORPUS.values() for e in entries} - _BLIND8_GUARDS)
+
+# Blind round 12 (tests/corpus/blind12_l10.py): measured — 2 full marks in 10.placement (None for an empty graph
+# with the fallback off, and a tuple where the prompt says a list) and 3 over-credits of attempts labelled as
+# shortcuts; 10.io_binding held (its bypasses of the served session are refused).
+from corpus import add_blind, blind12_l10  # noqa: E402
+
+add_blind(CORPUS, blind12_l10, reclassify={
+    "blind12-place-cpu-build": ("attempt", "reads this machine's providers instead of `supports`: wrong places"),
+    "blind12-place-ort-available": ("attempt", "reads this machine's providers instead of `supports`"),
+    "blind12-bind-one-run": ("attempt", "one run over every batch, refused by the session: an attempt"),
+}, holes={
+    "blind12-place-refuse-empty": "no case has an empty graph with the fallback off",
+    "blind12-place-tuple": "the form of the result is not checked: a tuple where the prompt says a list",
+})
