@@ -184,8 +184,11 @@ def test_decoder_session_is_a_real_session_that_keeps_its_rule():
         s.run(None, {"ids": ids, "past_keys": empty, "past_values": empty})
     import copy
 
-    fresh = copy.deepcopy(s)
-    fresh.run(None, {"ids": ids, "past_keys": empty, "past_values": empty})
+    # a copy of a session that ran keeps the rule (blind round 12: a fresh copy per step restarted the cache);
+    # a copy of one that never ran is a fresh session, as the check makes for each call
+    with pytest.raises(RuntimeError, match="no cache"):
+        copy.deepcopy(s).run(None, {"ids": ids, "past_keys": empty, "past_values": empty})
+    copy.deepcopy(cache_decoder()).run(None, {"ids": ids, "past_keys": empty, "past_values": empty})
 
 
 def test_the_check_decoder_clips_its_cache_so_a_rerun_gives_other_tokens():
