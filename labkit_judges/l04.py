@@ -255,14 +255,13 @@ TOP_TESTS = tuple(f"trace {k + 1}" + (" (given as a path)" if k == _N_TRACES - 1
           ],
           cases=_top_operator_cases, tests=TOP_TESTS, skill=TOP_TESTS)
 def _top_operator(outputs, seed):
-    wanted = [top_operator_reference(profile_trace(seed, k))["op"] for k in range(len(TOP_TESTS))]
+    traces = [profile_trace(seed, k) for k in range(len(TOP_TESTS))]
+    wanted = [top_operator_reference(events) for events in traces]
     named = {got.get("op") if isinstance(got, dict) else None for got in outputs}
-    if len(named) == 1 and None not in named and len(set(wanted)) > 1:  # the traces' top operators differ
+    if len(named) == 1 and None not in named and len({w["op"] for w in wanted}) > 1:  # the top operators differ
         yield DidNotDo(f"it names {next(iter(named))!r} whatever the profile: the exercise is ranking the operators "
                        "by their total time")
-    for k, (name, got) in enumerate(zip(TOP_TESTS, outputs)):
-        events = profile_trace(seed, k)
-        want = top_operator_reference(events)
+    for name, got, events, want in zip(TOP_TESTS, outputs, traces, wanted):
         if isinstance(got, Raised):
             yield TestResult(name, False, f"your function {got.message}")
             continue

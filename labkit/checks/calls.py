@@ -59,7 +59,8 @@ def exc_message(e: BaseException) -> str:
 
 def fingerprint(x: Any, depth: int = 0) -> Any:
     """What a caller would see of an argument: arrays (dtype, shape, bytes), ONNX models (their bytes),
-    PyTorch modules (their state and mode), scikit-learn models (their pickle), and lists, tuples and dicts of them; None for objects that are not
+    PyTorch modules (their state and mode), scikit-learn models (their pickle), and lists, tuples and dicts
+    of them; None for objects that are not
     data (sessions, modules...)."""
     if depth > 20:
         return None
@@ -73,14 +74,14 @@ def fingerprint(x: Any, depth: int = 0) -> Any:
         return ("dict", tuple((repr(k), fingerprint(v, depth + 1)) for k, v in x.items()))
     if x is None or isinstance(x, (bool, int, float, str, bytes)):
         return ("value", x)
-    if _is_torch_module(x):  # its state (weights and buffers, dtype included) and each submodule's mode
+    if _derives_from(x, "torch.nn.modules.module", "Module"):  # its state (weights and buffers, dtype included) and each submodule's mode
         try:
             state = tuple((k, str(v.dtype), tuple(v.shape), v.detach().cpu().contiguous().numpy().tobytes())
                           for k, v in x.state_dict().items())
             return ("torch", state, tuple(m.training for m in x.modules()))
         except Exception:
             return None
-    if _is_estimator(x):  # a fitted scikit-learn model: its pickle holds every fitted attribute
+    if _derives_from(x, "sklearn.base", "BaseEstimator"):  # a fitted scikit-learn model: its pickle holds every fitted attribute
         import pickle
 
         try:
@@ -90,14 +91,9 @@ def fingerprint(x: Any, depth: int = 0) -> Any:
     return None
 
 
-def _is_torch_module(x: Any) -> bool:
-    """A torch.nn.Module, without importing torch."""
-    return any(c.__module__ == "torch.nn.modules.module" and c.__name__ == "Module" for c in type(x).__mro__)
-
-
-def _is_estimator(x: Any) -> bool:
-    """A scikit-learn estimator (a subclass of sklearn.base.BaseEstimator), without importing scikit-learn."""
-    return any(c.__module__ == "sklearn.base" and c.__name__ == "BaseEstimator" for c in type(x).__mro__)
+def _derives_from(x: Any, module: str, name: str) -> bool:
+    """Whether `x` is an instance of the class `module.name`, without importing that module."""
+    return any(c.__module__ == module and c.__name__ == name for c in type(x).__mro__)
 
 
 def changed_argument(before: list, args: tuple) -> str | None:

@@ -68,7 +68,7 @@ RECLASSIFY = {
     "right": lambda e: Right(e.name, e.answer, e.make),
     "attempt": lambda e: Wrong(e.name, e.answer, e.make, outputs_wrong=True, skipped_skill=False),
     "rule": lambda e: Wrong(e.name, e.answer, e.make, outputs_wrong=False, skipped_skill=False),
-    "ruled_out": lambda e: ruled_out(e),
+    "ruled_out": ruled_out,
 }
 
 
