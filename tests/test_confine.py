@@ -71,6 +71,8 @@ def test_a_module_the_notebook_imported_does_not_travel_with_the_function():
     "import subprocess, sys\nreturn subprocess.run([sys.executable, '-c', 'print(1)']).returncode",
     # a file outside what the check may read
     "return open('/etc/passwd').read()",
+    # the course's weights beside labkit's code (blind round 12: a NumPy transformer read them)
+    "import labkit, pathlib\nreturn open(pathlib.Path(labkit.__path__[0]) / 'assets' / 'tiny_gpt.npz', 'rb').read(9)",
     # the network (the kernel's own channels are TCP on loopback)
     "import socket\nreturn socket.create_connection(('127.0.0.1', 22), timeout=1).fileno()",
 ])
@@ -89,6 +91,17 @@ def test_the_kernel_refuses_what_the_import_hook_only_words(attack):
     assert isinstance(out[0], Raised), out[0]
     assert any(w in out[0].message for w in ("Permission denied", "Operation not permitted",
                                              "No module named 'onnx'", "libonnxruntime")), out[0].message
+
+
+def test_labkit_code_imports_in_the_confined_call():
+    def with_labkit(x, s):
+        from labkit import plain
+
+        return np.asarray(len(plain.__name__))
+
+    out = call_confined(with_labkit, CASES, ("numpy",))
+    assert not isinstance(out[0], Raised), out[0]
+    assert int(out[0]) == len("labkit.plain")
 
 
 def test_a_stub_is_not_attempted_and_a_loop_is_stopped():

@@ -64,8 +64,20 @@ def _readable(tools: tuple[str, ...]) -> list[str]:
     folders = {str(p.resolve()) for p in _stdlib()}
     for module in (*(t for t in tools if t not in SERVED), "cloudpickle"):
         folders.update(_dir_of(module))
-    folders.add(str(Path(__file__).resolve().parents[1]))  # labkit (learner side only in a graded release)
-    return sorted(folders)
+    return sorted(folders | set(_labkit_code()))
+
+
+def _labkit_code() -> list[str]:
+    """labkit's code files: its folders are listed (`landlock`'s `listed`), only its `.py`/`.pyc` are read, so
+    an answer cannot read the course's weights or templates beside them (blind round 12)."""
+    root = Path(__file__).resolve().parents[1]
+    return sorted(str(p) for p in root.rglob("*") if p.suffix in (".py", ".pyc") and p.is_file())
+
+
+@functools.lru_cache(maxsize=None)
+def _labkit_folders() -> list[str]:
+    root = Path(__file__).resolve().parents[1]
+    return [str(root)] + sorted(str(p) for p in root.rglob("*") if p.is_dir())
 
 
 def function_payload(fn: Any) -> bytes:
@@ -96,7 +108,7 @@ def request(folder: str | os.PathLike, fn_payload: bytes, cases: list, tools: Se
     (folder / FUNCTION_FILE).write_bytes(fn_payload)
     (folder / CASES_FILE).write_bytes(pickle.dumps(cases))
     only = only_words(tools)
-    return {"dir": str(folder), "result": result, "read": _readable(tuple(tools)), "tools": list(tools), "only": only,
+    return {"dir": str(folder), "result": result, "read": _readable(tuple(tools)), "listed": _labkit_folders(), "tools": list(tools), "only": only,
             "limit": limit}
 
 
@@ -290,9 +302,10 @@ _WRITE = (1 << 1) | (1 << 4) | (1 << 5) | (1 << 7) | (1 << 8)  # write, remove d
 _TRUNCATE = 1 << 14
 
 
-def landlock(read: Sequence[str], write: str) -> bool:
-    """Restrict this process (and all it starts) to reading `read` and writing `write`, with no program
-    execution, no TCP and no signals or abstract sockets outside itself. False where Landlock is missing."""
+def landlock(read: Sequence[str], write: str, listed: Sequence[str] = ()) -> bool:
+    """Restrict this process (and all it starts) to reading `read`, listing the folders `listed` and writing
+    `write`, with no program execution, no TCP and no signals or abstract sockets outside itself. False where
+    Landlock is missing."""
     import ctypes
     import struct
 
@@ -328,6 +341,9 @@ def landlock(read: Sequence[str], write: str) -> bool:
         for path in read:
             if os.path.exists(path):
                 allow(path, _READ_FILE | _READ_DIR)
+        for path in listed:
+            if os.path.isdir(path):
+                allow(path, _READ_DIR)
         allow(write, _READ_FILE | _READ_DIR | _WRITE | _TRUNCATE)
         if libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
             return False
@@ -433,7 +449,7 @@ def _serve(req: dict, conn: Any = None) -> None:
             status("error", "the check's session host could not be started")
             return
         served = stand_in.connect(cloudpickle.loads((folder / CASES_FILE).read_bytes()), conn)
-    landlock(req["read"], str(folder))
+    landlock(req["read"], str(folder), req.get("listed", ()))
     sys.meta_path.insert(0, _OnlyTools(tools | {"cloudpickle", "labkit"}, req["only"], tools & SERVED))
     os.chdir(folder)
     os.environ.update({"TMPDIR": str(folder), "HOME": str(folder)})

@@ -327,14 +327,13 @@ add_blind(CORPUS, blind4_l09)
 # loop that restarts from an empty past at every step, PyTorch with the cache clamped, a NumPy transformer reading
 # the course weights, and n_new = 0 (right now: the prompt says n_new ≥ 1); a float32 perplexity (right: a float
 # to its caller) and a graph written by hand (right: the file computes the model at every size). 09.generate now
-# runs confined with the check's session served (no PyTorch, no session of its own, no fresh copy): 1 left.
+# runs confined with the check's session served (no PyTorch, no session of its own, no fresh copy): 0 left.
 from corpus import add_blind, blind12_l09  # noqa: E402
 
 add_blind(CORPUS, blind12_l09, reclassify={
     "blind12-gen-always-prefill-n0": ("right", "the prompt says n_new ≥ 1, where it returns the right tokens"),
     "blind12-ppl-float32-scalar": ("right", "a NumPy float32 is a float to every caller that computes with it"),
     "blind12-exp-handwritten": ("right", "a graph written by hand that computes the model at every size: the file"),
-}, holes={
-    "blind12-gen-numpy-model": "a NumPy transformer that reads the course weights (labkit's folder is readable in "
-                               "the confined call) and clips its cache like the check's session scores full",
 })
+# Closed after: a NumPy transformer that read the course weights (labkit's folder was readable in the confined call)
+# now finds only labkit's code there (`confine._labkit_code`).
