@@ -6,6 +6,7 @@ import numpy as np
 
 from labkit.checks import DidNotDo, Question, TestResult, exercise, load_onnx, ort_session, quiz
 from labkit.material.l10 import fitted_model
+from labkit import plain
 from labkit.plain import Make, Raised, describe
 
 CPU = "CPUExecutionProvider"
@@ -183,6 +184,7 @@ _FIXED_PLACEMENT = (
     ("fallback off, every node placed", ["Conv", "Relu", "Gemm"], ["CUDAExecutionProvider"],
      ["CUDAExecutionProvider"], False),
     ("fallback off with the CPU listed", ["Conv"], ["CUDAExecutionProvider", CPU], ["CUDAExecutionProvider"], False),
+    ("fallback off, a graph with no nodes", [], ["QNNExecutionProvider"], ["QNNExecutionProvider"], False),
 )
 
 
@@ -238,7 +240,9 @@ PLACEMENT_TESTS = tuple(c[0] for c in _FIXED_PLACEMENT) + tuple(f"random machine
           ],
           cases=_placement_cases, tests=PLACEMENT_TESTS, skill=PLACEMENT_TESTS)
 def _placement(outputs, seed):
-    for (name, ops, providers, supports, fallback), got in zip(_placement_data(seed), outputs):
+    data = _placement_data(seed)
+    forms = list(plain.forms_of(outputs) or [""] * len(data))
+    for (name, ops, providers, supports, fallback), got, form in zip(data, outputs, forms):
         want = placement_reference(ops, providers, supports, fallback)
         label = f"ops={ops}, providers={providers}, fallback={fallback}"
         if isinstance(got, Raised):
@@ -251,6 +255,9 @@ def _placement(outputs, seed):
                        "configuration" if CPU in providers else
                        " — a node no listed provider supports would need the CPU, and fallback is off")
                 yield TestResult(name, False, f"expected None (ORT refuses the session), got {describe(got)}{why} ({label})")
+        elif form not in ("list", ""):
+            yield TestResult(name, False, f"expected a list of provider names, got a {form}: return list(...) of it "
+                                          f"({label})")
         elif not isinstance(got, list) or not all(isinstance(p, str) for p in got):
             yield TestResult(name, False, f"expected a list of {len(ops)} provider names, got {describe(got)} ({label})")
         elif len(got) != len(ops):

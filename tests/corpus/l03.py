@@ -465,10 +465,6 @@ add_blind(CORPUS, blind12_l03, reclassify={
     "blind12-faithful-numpy-bool": ("right", "numpy.bool_ is True or False to every caller that tests it"),
     "blind12-faithful-weights-only": ("attempt", "compares stored weights, runs nothing: wrong verdicts"),
     "blind12-faithful-closure-peek": ("attempt", "the net's kind is not the verdict: its verdicts are wrong"),
-}, holes={
-    "blind12-dyn-lookup-table": "a lookup table of the course logits for the 1,797 dataset digits scores full: the "
-                                "check feeds dataset digits only",
-    "blind12-raw-lookup-all-digits": "a lookup table of the dataset digits scores full: the check feeds dataset "
-                                     "digits only",
-    "blind12-raw-lookup-held-out": "a lookup table of the held-out digits scores full: the check feeds them only",
 })
+# Closed after: the lookup tables of the dataset's digits (03.dynamic_batch, 03.raw_input ×2) fail since the check
+# feeds 64 images in no data set too (digits nudged by ±2 and blends of two, from the seed: `unseen_digits`).
