@@ -19,34 +19,50 @@ WEBGPU_OPS = ("Relu", "Sigmoid", "Tanh", "Exp", "Abs", "Neg", "Erf", "Floor", "S
 CPU_ONLY_OPS = ("Round", "Sign", "Softsign", "Selu", "Celu", "Shrink", "LogSoftmax", "Hardmax", "Sum", "Mean")
 BINARY = ("Add", "Mul", "Sub")
 VARIADIC = ("Sum", "Mean")
+#: nodes WebGPU rewrites channels-last even with optimizations off (renamed '<name>_token_<k>', with Transposes
+#: added around them); a Transpose of the file's own stays a node of the file (blind round 13)
+CHANNELS_LAST = ("Conv", "MaxPool", "AveragePool")
+FOUR_D = (*CHANNELS_LAST, "Transpose")
 
 
 def placement_model(ops: list[str], names: list[str]) -> bytes:
     """A chain of `ops` on x: each node takes the previous output (binary and variadic ones also take
-    x); node i is called names[i]. x is (2, 8), or (1, 2, 4, 4) when a Conv (2 channels, 3x3, padded)
-    is in the chain: WebGPU rewrites that one channels-last even with optimizations off."""
+    x); node i is called names[i]. x is (2, 8), or (1, 2, 4, 4) when a Conv (2 channels, 3x3, padded), a 3x3
+    pooling (padded) or a Transpose of the last two axes is in the chain: WebGPU rewrites Conv and pooling
+    channels-last even with optimizations off."""
     from onnx import TensorProto, helper, numpy_helper
 
     nodes, prev, inits = [], "x", []
     for i, (op, name) in enumerate(zip(ops, names)):
         out = f"t{i}"
         inputs = [prev, "x"] if op in BINARY else [prev, "x", prev] if op in VARIADIC else [prev]
+        op, _, elem = op.partition(":")
         attrs = {}
-        if op == "Conv":
+        if op == "Cast":
+            attrs = {"to": TensorProto.INT64 if elem == "int64" else TensorProto.FLOAT}
+        elif op == "Conv":
             inits.append(numpy_helper.from_array(np.full((2, 2, 3, 3), 0.1, np.float32), f"w{i}"))
             inputs, attrs = [prev, f"w{i}"], {"pads": [1, 1, 1, 1]}
+        elif op in ("MaxPool", "AveragePool"):
+            attrs = {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}
+        elif op == "Transpose":
+            attrs = {"perm": [0, 1, 3, 2]}
         nodes.append(helper.make_node(op, inputs, [out], name=name, **attrs))
         prev = out
     nodes.append(helper.make_node("Identity", [prev], ["y"], name="output"))
-    shape = [1, 2, 4, 4] if "Conv" in ops else [2, 8]
+    shape = [1, 2, 4, 4] if set(FOUR_D) & set(ops) else [2, 8]
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)
     graph = helper.make_graph(nodes, "placement", [x], [y], inits)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], ir_version=10).SerializeToString()
 
 
+#: an int64 stretch of a chain: the Cast into it runs on WebGPU, the unary nodes in it and the Cast out on the CPU
+INT64_ON = {"Cast:int64": WEBGPU, "Neg:int64": CPU, "Abs:int64": CPU, "Cast:float": CPU}
+
+
 def expected_placement(ops: list[str], names: list[str]) -> dict[str, str]:
-    want = {name: (CPU if op in CPU_ONLY_OPS else WEBGPU) for op, name in zip(ops, names)}
+    want = {name: INT64_ON.get(op, CPU if op in CPU_ONLY_OPS else WEBGPU) for op, name in zip(ops, names)}
     want["output"] = WEBGPU
     return want
 
@@ -66,9 +82,17 @@ def _placement_data(seed: int) -> list[tuple[list[str], list[str]]]:
         for pos in rng.choice(size, size=int(rng.integers(1, 4)), replace=False):
             plan[int(pos)] = CPU_ONLY_OPS[int(rng.integers(len(CPU_ONLY_OPS)))]
         plans.append(plan)
+    # the file's own Transpose (not one the session adds), then a pooling renamed like a Conv; apart, since the
+    # session merges a file's Transpose into the ones it adds around a channels-last node
+    plans[3].insert(int(rng.integers(len(plans[3]) + 1)), "Transpose")
+    plans[4].insert(int(rng.integers(len(plans[4]) + 1)), str(rng.choice(["MaxPool", "AveragePool"])))
+    # an int64 stretch: the same operators elsewhere in the chain run on WebGPU, here on the CPU (a table of
+    # operators is not the placement)
+    at = int(rng.integers(len(plans[5]) + 1))
+    plans[5][at:at] = ["Cast:int64", str(rng.choice(["Neg:int64", "Abs:int64"])), "Cast:float"]
     out = []
     for plan in plans:
-        names = [f"{op.lower()}_{int(k)}" for op, k in zip(plan, rng.permutation(100)[:len(plan)])]
+        names = [f"{op.split(':')[0].lower()}_{int(k)}" for op, k in zip(plan, rng.permutation(100)[:len(plan)])]
         out.append((plan, names))
     return out
 

@@ -78,8 +78,22 @@ def test_fold_bn_hostile_answers_give_a_panel(hostile, status):
 
 # ---------------------------------------------------------------- 05.fold_graph
 
+import corpus.l05  # noqa: E402
 from corpus.l05 import _fold_model, _ort_shortcut  # noqa: E402 (the corpus's folding pass, with its knobs)
 from labkit_judges.l05 import FOLD_GRAPH_TESTS, foldable, unseen_graph  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _corpus_code_travels():
+    """05.fold_graph runs the answer where only NumPy and onnx import: the corpus's pass goes with its code."""
+    import cloudpickle
+
+    import contextlib
+
+    cloudpickle.register_pickle_by_value(corpus.l05)
+    yield
+    with contextlib.suppress(ValueError):  # an answer of corpus.l05 itself: the check registered it and let go
+        cloudpickle.unregister_pickle_by_value(corpus.l05)
 
 
 def fold_graph(model):
@@ -130,10 +144,53 @@ def test_fold_graph_reference_passes_on_many_seeds():
         assert r.status == "passed" and r.points == 4, (seed, r)
 
 
-def test_fold_graph_ort_shortcut_is_named():
+def test_fold_graph_ort_shortcut_cannot_run():
+    """ONNX Runtime's optimizer (and onnxscript's BN rule) cannot be imported where the answer runs."""
     r = evaluate(get("05.fold_graph"), _ort_shortcut)
-    assert r.status == "failed" and r.points < r.max_points
-    assert "fold the pairs yourself" in failed_messages(r) and "Identity" in failed_messages(r)
+    assert r.status == "failed" and r.points == 0
+    assert "No module named 'onnxruntime'" in failed_messages(r) and "only NumPy, onnx" in failed_messages(r)
+
+
+def test_fold_graph_optimizer_output_is_named():
+    """What an optimizer writes (the Identity gone, constants folded) is named, wherever it was made."""
+    from labkit_judges.l05 import _fold_graph, _fold_graph_inputs
+
+    results = list(_fold_graph([plain.OnnxBlob(_ort_shortcut(m).SerializeToString())
+                                for m in _fold_graph_inputs(0)], 0))
+    assert any(type(t).__name__ == "DidNotDo" for t in results)
+    assert "fold the pairs yourself" in " ".join(t.message for t in results if not getattr(t, "passed", False))
+
+
+def test_fold_graph_bn_rewritten_as_mul_add_did_not_fold():
+    """A BatchNormalization replaced by a Mul and an Add keeps every Conv's weights: not a fold."""
+    from onnx import helper, numpy_helper
+
+    from labkit_judges.l05 import _fold_graph, _fold_graph_inputs
+
+    def mul_add(model):
+        m = onnx.ModelProto()
+        m.CopyFrom(model)
+        w = {t.name: numpy_helper.to_array(t) for t in m.graph.initializer}
+        nodes = []
+        for n in m.graph.node:
+            if n.op_type != "BatchNormalization":
+                nodes.append(n)
+                continue
+            eps = next((a.f for a in n.attribute if a.name == "epsilon"), 1e-5)
+            g, b, mu, var = (w[i] for i in n.input[1:5])
+            s = g / np.sqrt(var + eps)
+            shape = (-1,) + (1,) * (len(m.graph.input[0].type.tensor_type.shape.dim) - 2)
+            m.graph.initializer.extend([numpy_helper.from_array((s.reshape(shape)).astype(np.float32), n.name + ".s"),
+                                        numpy_helper.from_array((b - mu * s).reshape(shape).astype(np.float32),
+                                                                n.name + ".t")])
+            nodes += [helper.make_node("Mul", [n.input[0], n.name + ".s"], [n.name + ".m"], name=n.name + ".mul"),
+                      helper.make_node("Add", [n.name + ".m", n.name + ".t"], [n.output[0]], name=n.name + ".add")]
+        del m.graph.node[:]
+        m.graph.node.extend(nodes)
+        return m
+
+    results = list(_fold_graph([plain.OnnxBlob(mul_add(m).SerializeToString()) for m in _fold_graph_inputs(0)], 0))
+    assert any(type(t).__name__ == "DidNotDo" and "kept its weights" in t.message for t in results)
 
 
 @pytest.mark.parametrize("knobs, message", [

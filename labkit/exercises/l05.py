@@ -7,7 +7,7 @@ declare('05.fold_bn', title='Fold BatchNorm into Conv weights', points=3, kind='
     "np.sqrt, and broadcasting the per-channel factor over W's other axes (reshape with -1 and ones).",
 ])
 
-declare('05.fold_graph', title='Fold every Conv+BatchNormalization pair of a graph', points=4, kind='function', hint=[
+declare('05.fold_graph', title='Fold every Conv+BatchNormalization pair of a graph', points=4, kind='function', tools=('numpy', 'onnx'), hint=[
     "Only a BatchNormalization fed by a Conv that nothing else reads folds; fold its parameters into that Conv's weights and bias, let the Conv write the BN's output, and leave every other node as it was (no optimizer: it does more than folding).",
     'model.graph.node and model.graph.initializer; onnx.numpy_helper.to_array / from_array; your fold_bn from above.',
 ])
