@@ -136,6 +136,7 @@ def _threads_group(outputs, seed, explicit: bool):
 
 
 @exercise('08.threads', title='How many threads will ONNX Runtime Web use?', points=3, kind='function',
+          tools=('numpy',),
           hint=[
               'Two questions in turn: is numThreads a positive integer (if not, the default applies, and it depends on crossOriginIsolated)? Can this page share memory between threads at all?',
               'Read the source printed above the exercise: type() rather than isinstance (True is an int in Python, not a number in JavaScript), float.is_integer, min, math.ceil.',
@@ -276,6 +277,9 @@ def _web_model(answer, seed):
         elif any(i.data_type == onnx.TensorProto.FLOAT16 for i in model.graph.initializer):
             t.message += " — weights stored as float16 change the answers: this exercise asks for the fp32 model as it is"
         yield t
+        if got.ndim == 2 and len(got) > 1 and float(np.ptp(got, axis=0).max()) < 1e-6:
+            yield DidNotDo(f"it gives the same answer for all {len(got)} digits: a model that does not look at "
+                           "the image is not the course CNN prepared for the web")
         yield from rest(1, "the outputs are wrong, so the rest does not count")
         return
     yield t
@@ -342,7 +346,7 @@ def _wasm_paths(rng, form: str, runtime: str | None):
 
 def _ship_plan(seed: int) -> list[tuple[str, tuple]]:
     """(test name, case) for every page, in a shuffled order; a case is (entry, providers, wasm_paths, threads,
-    isolated), as the prompt promises: providers a list of "webgpu"/"wasm" or None."""
+    isolated), as the prompt promises: providers a list of "webgpu"/"wasm" (maybe empty) or None."""
     rng = np.random.default_rng(seed + 838)
     separate = [e for e, (r, _) in ENTRY_POINTS.items() if r and ".bundle." not in e]
     bundles = [e for e in ENTRY_POINTS if ".bundle." in e]
@@ -365,6 +369,8 @@ def _ship_plan(seed: int) -> list[tuple[str, tuple]]:
     plan = []
     for entry in separate + [pick(separate)]:
         plan.append((SHIP_TESTS[0], page(entry, pick(working(entry)), pick(forms), single())))
+    # an empty list is unset (onnxruntime-common: `backendHints.length === 0 ? backendsSortedByPriority`)
+    plan.append((SHIP_TESTS[0], page(pick(separate), [], pick(forms), single())))
     for entry, form in zip(bundles * 2, list(rng.permutation(forms * 2))):
         plan.append((SHIP_TESTS[1], page(entry, pick(working(entry)), str(form), single())))
     wasm_only = ["ort.wasm.min.mjs", "ort.wasm.bundle.min.mjs"]
@@ -410,14 +416,16 @@ def _ship_why(case, want: set[str] | None, got: set[str] | None) -> str:
     entry, providers, wasm_paths, threads, isolated = case
     runtime, offered = ENTRY_POINTS[entry]
     if want is None:
-        if providers is None:
-            return (f"left unset, the page tries every provider of the entry but webgl (its priority is "
+        if not providers:
+            return (f"left {'unset' if providers is None else 'empty'}, the page tries every provider of the entry but webgl (its priority is "
                     f"negative), and {entry} has only {', '.join(offered)}: no session")
         return (f"none of {providers} is in {entry} (it has {', '.join(offered)}): InferenceSession.create fails "
                 "whatever the server sends")
     if got is None:
         used = [p for p in (providers or ("webgpu", "wasm")) if p in offered]
-        return f"{entry} has {' and '.join(used)}: the session starts, with files from the server"
+        return (f"{entry} has {' and '.join(used)}: the session starts, with files from the server"
+                + (" (an empty list is unset: every provider of the entry but webgl is tried)" if providers == []
+                   else ""))
     extra, missing = got - want, want - got
     unknown = sorted(f for f in extra if f not in DIST_FILES)
     if unknown:

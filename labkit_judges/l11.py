@@ -67,9 +67,11 @@ def expected_placement(ops: list[str], names: list[str]) -> dict[str, str]:
     return want
 
 
+_INT64 = ["Cast:int64", "Neg:int64", "Cast:float"]
 _PLACEMENT_FIXED = (("every node on WebGPU", ["Relu", "Mul", "Tanh", "Add"]),
-                    ("two fallbacks at the end", ["Exp", "Sub", "Round", "LogSoftmax"]),
-                    ("a Conv (renamed by the session), then a fallback", ["Conv", "Sign", "Relu"]))
+                    ("an int64 stretch, two fallbacks at the end", ["Exp", *_INT64, "Sub", "Round", "LogSoftmax"]),
+                    ("a Conv (renamed by the session), a fallback, an int64 stretch",
+                     ["Conv", "Sign", "Relu", *_INT64]))
 PLACEMENT_TESTS = tuple(n for n, _ in _PLACEMENT_FIXED) + ("unseen model 1", "unseen model 2", "unseen model 3")
 
 
@@ -86,10 +88,11 @@ def _placement_data(seed: int) -> list[tuple[list[str], list[str]]]:
     # session merges a file's Transpose into the ones it adds around a channels-last node
     plans[3].insert(int(rng.integers(len(plans[3]) + 1)), "Transpose")
     plans[4].insert(int(rng.integers(len(plans[4]) + 1)), str(rng.choice(["MaxPool", "AveragePool"])))
-    # an int64 stretch: the same operators elsewhere in the chain run on WebGPU, here on the CPU (a table of
-    # operators is not the placement)
-    at = int(rng.integers(len(plans[5]) + 1))
-    plans[5][at:at] = ["Cast:int64", str(rng.choice(["Neg:int64", "Abs:int64"])), "Cast:float"]
+    # an int64 stretch in every unseen model: the same operators elsewhere in the chain run on WebGPU, here on the
+    # CPU (a table of operators is not the placement; blind round 13)
+    for plan in plans[3:]:
+        at = int(rng.integers(len(plan) + 1))
+        plan[at:at] = ["Cast:int64", str(rng.choice(["Neg:int64", "Abs:int64"])), "Cast:float"]
     out = []
     for plan in plans:
         names = [f"{op.split(':')[0].lower()}_{int(k)}" for op, k in zip(plan, rng.permutation(100)[:len(plan)])]
@@ -143,7 +146,8 @@ TOLERANCE_TESTS = ("rounding, outputs of size ~1", "rounding, outputs of size ~1
                    "rounding, outputs of size ~1e-6", "identical outputs", "one element wrong",
                    "a tiny output 40% off", "a NaN on the device", "the same values transposed",
                    "every element 0.1% off", "an extra axis of size 1", "empty outputs",
-                   "a NaN on both sides, in the same place", "one element wrong in a large output")
+                   "a NaN on both sides, in the same place", "one element wrong in a large output",
+                   "an infinity on the CPU side")
 #: the prompt's rounding: up to ROUNDINGS_MIN..ROUNDINGS_MAX float32 roundings of the largest |cpu|; the
 #: data keeps every rounding case under the lower bound and every wrong one over the upper (test_l11.py)
 ROUNDINGS_MIN, ROUNDINGS_MAX = 100, 1000
@@ -187,11 +191,13 @@ def _tolerance_data(seed: int) -> list[tuple[np.ndarray, np.ndarray, bool]]:
     pairs = [_matmul_pair(rng, 1.0) for _ in range(20)]
     many_dev, many_cpu = np.concatenate([d for d, _ in pairs]), np.concatenate([c for _, c in pairs])
     many_dev[tuple(rng.integers(0, 5, size=2))] += np.float32(3000 * np.finfo(np.float32).eps) * np.abs(many_cpu).max()
+    inf_dev, inf_cpu = _matmul_pair(rng, 1.0)
+    inf_cpu[int(rng.integers(6)), int(rng.integers(5))] = np.float32(np.inf) * np.sign(rng.normal())
     return [(*size1, True), (*big, True), (d, c, True), (*tiny, True), (same.copy(), same, True),
             (*wrong_elem, False), (t_dev * np.float32(1.4), t_cpu, False), (nan_dev, nan_cpu, False),
             (np.ascontiguousarray(sq.T), sq, False), (off * np.float32(1.001), off, False),
             (axis[None].copy(), axis, False), (empty.copy(), empty, True), (both_dev, both_cpu, False),
-            (many_dev, many_cpu, False)]
+            (many_dev, many_cpu, False), (inf_dev, inf_cpu, False)]
 
 
 def _tolerance_cases(seed: int) -> list[tuple]:
@@ -207,7 +213,15 @@ def _tolerance_cases(seed: int) -> list[tuple]:
           ],
           cases=_tolerance_cases, tests=TOLERANCE_TESTS, skill=TOLERANCE_TESTS)
 def _tolerance(outputs, seed):
-    for name, (device, cpu, want), got in zip(TOLERANCE_TESTS, _tolerance_data(seed), outputs):
+    from labkit.checks import DidNotDo
+
+    data = _tolerance_data(seed)
+    alike = [(want, got) for (device, cpu, want), got in zip(data, outputs) if device.shape == cpu.shape]
+    if all(isinstance(got, (bool, np.bool_)) and bool(got) for _, got in alike) and \
+            sum(not want for want, _ in alike) >= 3:
+        yield DidNotDo("it says True whenever the shapes match, whatever the values: comparing the values is the "
+                       "exercise")
+    for name, (device, cpu, want), got in zip(TOLERANCE_TESTS, data, outputs):
         if isinstance(got, Raised) and "read-only" in got.message:
             yield TestResult(name, False, "your function writes into its arguments (the caller's outputs, "
                                           f"passed read-only here); expected them left unchanged ({got.message})")
@@ -223,7 +237,7 @@ def _tolerance(outputs, seed):
             what = (f"shapes {device.shape} and {cpu.shape}" if diff is None else
                     f"both are empty, of shape {cpu.shape}" if diff.size == 0 else
                     f"largest difference {diff.max():.2g} for a largest |output| of {scale:.2g}"
-                    if np.isfinite(diff).all() else "an output has a NaN (any NaN means False)")
+                    if np.isfinite(diff).all() else "an output has a NaN or an infinity (either means False)")
             yield TestResult(name, False, f"expected {want}, got {bool(got)}: {what}")
 
 

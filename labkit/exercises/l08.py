@@ -7,7 +7,7 @@ declare('08.rgba_alpha', title="Read the ink from the canvas's RGBA bytes", poin
     'np.asarray, reshape to (height, width, 4) and index the last axis.',
 ])
 
-declare('08.threads', title='How many threads will ONNX Runtime Web use?', points=3, kind='function', hint=[
+declare('08.threads', title='How many threads will ONNX Runtime Web use?', points=3, kind='function', tools=('numpy',), hint=[
     'Two questions in turn: is numThreads a positive integer (if not, the default applies, and it depends on crossOriginIsolated)? Can this page share memory between threads at all?',
     'Read the source printed above the exercise: type() rather than isinstance (True is an int in Python, not a number in JavaScript), float.is_integer, min, math.ceil.',
 ])

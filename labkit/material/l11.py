@@ -119,7 +119,13 @@ def _guarded_binding_class():
             if name not in self.output_order:
                 self.output_order.append(name)
 
+        def _no_restart(self, name, shape):
+            if name in CACHE and tuple(shape)[1:2] == (0,) and self._owner.runs:
+                raise RuntimeError(f"{name!r} bound empty after this session ran: starting over with an empty "
+                                   "past recomputes everything (no cache); expected last run's present output")
+
         def bind_cpu_input(self, name, arr_on_cpu):
+            self._no_restart(name, np.shape(arr_on_cpu))
             if name in CACHE and np.shape(arr_on_cpu)[1:2] != (0,):
                 raise RuntimeError(f"bind_cpu_input({name!r}, ...) copies the cache from the host to the "
                                    "device; expected last run's present output, left on the device")
@@ -131,6 +137,7 @@ def _guarded_binding_class():
             super().bind_input(name, device_type, device_id, element_type, shape, buffer_ptr)
 
         def bind_ortvalue_input(self, name, ortvalue):
+            self._no_restart(name, ortvalue.shape())
             if name in CACHE and ortvalue.shape()[1] > 0:
                 left = self._owner._left.get(name)
                 if ortvalue.device_name().lower() == "cpu" or left is None or ortvalue.data_ptr() != left:

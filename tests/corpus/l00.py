@@ -31,3 +31,9 @@ add_blind(CORPUS, blind2_l00)
 from corpus import add_blind, blind3_l00  # noqa: E402
 
 add_blind(CORPUS, blind3_l00)
+
+# Blind round 13 (tests/corpus/blind13_l00.py, 20 answers by a writer who read only the prompt): measured first —
+# no full marks for a wrong answer, no over-credit, no false reject.
+from corpus import blind13_l00  # noqa: E402
+
+add_blind(CORPUS, blind13_l00)

@@ -387,3 +387,20 @@ add_blind(CORPUS, blind4_l06, reclassify={
 from corpus import add_blind, blind12_l06  # noqa: E402
 
 add_blind(CORPUS, blind12_l06)
+
+# Blind round 13 (tests/corpus/blind13_l06.py, 42 answers to 06.calibration and 06.int4_blocks by a writer who read
+# only the prompt): measured first — 1 full mark for a wrong answer and 4 over-credits, no false reject. All five
+# were labels the prompt does not bear out: a zero block with scale 1 (right since blind round 4: it dequantizes to
+# 0, the one thing the check asks of zero blocks), float64 scales, int32 codes and uint8 activations (rules broken,
+# below full), and a calibration on made-up images (an attempt with wrong scales, not a skipped skill).
+from corpus import blind13_l06  # noqa: E402
+
+add_blind(CORPUS, blind13_l06, reclassify={
+    "blind13-int4-zero-block-scale-one": ("right", "a block of zeros with codes 0 and zero point 0 dequantizes to 0 "
+                                                   "whatever its scale (as blind4-i4-zero-block-scale-1)"),
+    "blind13-int4-float64-scales": ("rule", "the right scales as float64 where the prompt asks float32"),
+    "blind13-int4-int32-codes": ("rule", "the right codes as int32 where the prompt asks uint8"),
+    "blind13-calib-uint8-activations": ("rule", "a calibrated model, with uint8 activations where the prompt asks the "
+                                                "default types"),
+    "blind13-calib-synthetic-data": ("attempt", "a data reader and a calibration, on other images: wrong scales"),
+})

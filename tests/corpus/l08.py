@@ -312,3 +312,18 @@ add_blind(CORPUS, blind11_l08, reclassify={
     "blind11-paths-not-names": ("right", "paths ending in the right names name the same files; the check takes the "
                                          "last part of each"),
 })
+
+# Blind round 13 (tests/corpus/blind13_l08.py, 71 answers by a writer who read only the prompt): measured first —
+# 3 full marks for wrong answers (08.threads by running ONNX Runtime Web's own source in Node.js; 08.ship treating
+# an empty provider list as no provider, a case the check never tried; 08.web_model under another file name, right:
+# the lesson uses `web_model` whatever it is called) and 2 over-credits (a model that ignores the image; a
+# pass-through of numThreads, an attempt). 08.threads now runs where only NumPy and the standard library import, an
+# empty list is a page of 08.ship (onnxruntime-common: no hints means every backend by priority), and a web model
+# whose answers do not depend on the image did not do the exercise.
+from corpus import blind13_l08  # noqa: E402
+
+add_blind(CORPUS, blind13_l08, reclassify={
+    "blind13-webmodel-wrong-name": ("right", "the lesson reads the model from `web_model`, whatever the file's name"),
+    "blind13-threads-passthrough": ("attempt", "right when numThreads is a positive integer, wrong for the default: "
+                                               "half the rule"),
+})
