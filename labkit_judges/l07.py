@@ -45,7 +45,20 @@ _BLOCK_NAMES = ["one ink pixel at row 5, column 30", "random drawing", "all ink"
           ],
           cases=_block_cases, tests=_BLOCK_NAMES, skill=_BLOCK_NAMES)
 def _block_counts(outputs, seed):
-    for name, (grid,), got in zip(_BLOCK_NAMES, _block_cases(seed), outputs):
+    from labkit.android import downsample
+    from labkit.checks import DidNotDo
+
+    cases = _block_cases(seed)
+    app = [downsample(np.asarray(grid, np.uint8) * 255)[0, 0] for (grid,) in cases]
+    answered = [(a, got, grid) for a, got, (grid,) in zip(app, outputs, cases) if not isinstance(got, Raised)]
+    try:
+        copied = bool(answered) and all(np.array_equal(np.asarray(got, np.float64), a) for a, got, _ in answered)
+    except (TypeError, ValueError):
+        copied = False
+    if copied and any(not np.array_equal(a, reference_block_counts(grid)) for a, _, grid in answered):
+        yield DidNotDo("it gives the app's downsample, which crops the drawing to its ink first: the exercise is "
+                       "the 4×4 blocks of the whole grid, counted by you")
+    for name, (grid,), got in zip(_BLOCK_NAMES, cases, outputs):
         # counts: integers (the prompt; the model's input is uint8), each exact and in its place
         t = same(name, got, reference_block_counts(grid), integer=True)
         if not t.passed and not isinstance(got, Raised):
