@@ -936,7 +936,6 @@ def make_shortcut_webmodel_uniform(tmp):
 
 def make_shortcut_webmodel_int8(tmp):
     # the quantized model, scrubbed: small and clean, but not the fp32 CNN's numbers
-    import numpy as np
     import onnx
 
     from labkit import android
