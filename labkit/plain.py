@@ -115,9 +115,9 @@ def to_plain(obj: Any, depth: int = 0) -> Any:
         return [to_plain(x, depth + 1) for x in obj]
     if isinstance(obj, tuple) and isinstance(getattr(type(obj), "_fields", None), tuple):
         return [to_plain(x, depth + 1) for x in tuple.__iter__(obj)]  # a namedtuple is a tuple with names
-    if type(obj) is dict:
+    if isinstance(obj, dict):  # an OrderedDict or defaultdict is a dict; the base class's items, no overrides
         out = {}
-        for k, v in obj.items():
+        for k, v in dict.items(obj):
             if type(k) is not str:
                 raise NotPlain(f"a dict with a {type(k).__name__} key (keys must be strings)")
             out[k] = to_plain(v, depth + 1)

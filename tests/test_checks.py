@@ -181,6 +181,21 @@ def test_a_namedtuple_is_a_tuple():
     assert isinstance(out, list) and np.array_equal(out[0], np.ones(2)) and out[1] == 3
 
 
+def test_an_ordered_dict_is_a_dict_and_its_overrides_stay_home():
+    """Blind round 14: {node: provider} returned as an OrderedDict was refused as not plain."""
+    import collections
+
+    from labkit import plain
+
+    class Liar(dict):
+        def items(self):
+            return [("a", "forged")]
+
+    assert plain.to_plain(collections.OrderedDict([("b", "x"), ("a", "y")])) == {"b": "x", "a": "y"}
+    out = plain.to_plain(Liar(a="real"))
+    assert type(out) is dict and out == {"a": "real"}
+
+
 def test_a_call_that_changes_a_pytorch_module_in_place_is_named():
     """A PyTorch module given to a function is the caller's too (03.faithful's blind round 12: `net.double()` to
     get "a more exact reference" scored full): its state, dtypes and train/eval mode are compared."""

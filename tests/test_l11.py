@@ -87,6 +87,8 @@ def test_placement_of_every_check_model_matches_the_plugin(adapter, seed):
                for n in sub.get_nodes()}
         want = l11.expected_placement(ops, names)
         assert {k: got.get(k) for k in want} == want, ops
+    names = [n for _, ns in l11._placement_data(seed) for n in ns]
+    assert all(n == n.lower() and "_token_" not in n for n in names)  # what the prompt promises of the names
     plans = [ops for ops, _ in l11._placement_data(seed)]
     assert "Transpose" in plans[3] and {"MaxPool", "AveragePool"} & set(plans[4])
     assert all("Cast:int64" in plan for plan in plans[1:])

@@ -376,3 +376,10 @@ add_blind(CORPUS, blind12_l05, reclassify={
 # Closed after: 05.fold_graph runs where only NumPy, onnx and the standard library import (onnxscript's BN rule
 # cannot be imported), and a BatchNormalization gone while every Conv kept its weights did not fold (Mul+Add); in
 # 05.portable a FusedConv counts as the EXTENDED level's only in a graph with no BatchNormalization left.
+
+# Blind round 14 (tests/corpus/blind14_l05.py, 23 answers to 05.fold_graph by a writer who read only the prompt, after
+# the changes of round 12's holes): measured first — no full marks for a wrong answer, no over-credit, no false
+# reject (the optimizers cannot be imported; BatchNormalization turned into Mul+Add or a 1x1 Conv is named).
+from corpus import blind14_l05  # noqa: E402
+
+add_blind(CORPUS, blind14_l05)

@@ -327,3 +327,9 @@ add_blind(CORPUS, blind13_l08, reclassify={
     "blind13-threads-passthrough": ("attempt", "right when numThreads is a positive integer, wrong for the default: "
                                                "half the rule"),
 })
+
+# Blind round 14 (tests/corpus/blind14_l08.py, 18 answers to 08.ship, after the empty provider list): measured
+# first — no full marks for a wrong answer, no over-credit, no false reject.
+from corpus import blind14_l08  # noqa: E402
+
+add_blind(CORPUS, blind14_l08)

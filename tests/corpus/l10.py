@@ -452,3 +452,14 @@ add_blind(CORPUS, blind12_l10, reclassify={
 })
 # Closed after: an empty graph with the fallback off (ORT 1.31.1 creates that session: no node needs the CPU) is a
 # fixed case, and a tuple where the prompt says a list fails (the form the learner side recorded).
+
+# Blind round 14 (tests/corpus/blind14_l10.py, 17 answers to 10.placement, after the empty graph and the list form):
+# measured first — no full marks for a wrong answer, no false reject, 2 over-credits of attempts labelled as
+# shortcuts (as blind12's "place-ort-available").
+from corpus import blind14_l10  # noqa: E402
+
+add_blind(CORPUS, blind14_l10, reclassify={
+    "blind14-place-first-provider": ("attempt", "a wrong rule of the partitioner (the first listed provider takes "
+                                                "what it supports, the rest the CPU): wrong places"),
+    "blind14-place-ask-real-ort": ("attempt", "reads this machine's providers instead of `supports`: wrong places"),
+})

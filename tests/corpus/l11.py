@@ -374,3 +374,17 @@ from corpus import blind13_l11  # noqa: E402
 add_blind(CORPUS, blind13_l11, reclassify={
     "blind13-tolerance-argmax-only": ("attempt", "compares the outputs' argmax: a comparison of values, the wrong one"),
 })
+
+# Blind round 14 (tests/corpus/blind14_l11.py, 18 answers to 11.placement, after round 13's changes): measured first
+# — 3 full marks for answers that fail only on file node names containing "_token_" or named "Transpose", which the
+# check's models never have: the prompt now promises it (lowercase names, none containing "_token_"), so the three
+# are right; 1 false reject (an OrderedDict, a dict: plain data now takes dict subclasses, through dict's own items).
+from corpus import blind14_l11  # noqa: E402
+
+add_blind(CORPUS, blind14_l11, reclassify={
+    "blind14-placement-split-token": ("right", "right for every model the prompt allows (no name contains _token_)"),
+    "blind14-placement-strip-unconditionally": ("right", "right for every model the prompt allows (no name "
+                                                         "contains _token_)"),
+    "blind14-placement-first-wins-collision": ("right", "right for every model the prompt allows (lowercase names: "
+                                                        "none is the session's 'Transpose')"),
+})
