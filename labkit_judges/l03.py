@@ -230,9 +230,9 @@ def _judge_classifier(answer, seed: int, *, raw: bool):
         return
     x_raw, y = _test_digits()
     x_new = unseen_digits(seed)
-    x_all = np.concatenate([x_raw, x_new]) if raw else _normalized(np.concatenate([x_raw, x_new]))
-    want_all = np.concatenate([course_logits(),
-                               ort_session(course_model_onnx()).run(None, {"x": _normalized(x_new)})[0]])
+    x_eval = np.concatenate([x_raw, x_new])
+    x_all = x_eval if raw else _normalized(x_eval)
+    want_all = ort_session(course_model_onnx()).run(None, {"x": _normalized(x_eval)})[0]
     held_out = f"{len(y)} held-out digits and {len(x_new)} images in no data set"
     pick = np.random.default_rng(seed + 303).choice(len(y), size=max(BATCHES), replace=False)
     outs = {}

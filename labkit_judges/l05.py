@@ -265,16 +265,13 @@ def _conv_weights_kept(original, model, gone: set[str]) -> bool:
     the weights of some Conv of `model`: the BatchNormalization was replaced (Mul and Add, say), not folded."""
     from onnx import numpy_helper
 
-    def conv_weights(m) -> list[np.ndarray]:
-        inits = {t.name: t for t in m.graph.initializer}
-        return [numpy_helper.to_array(inits[n.input[1]]) for n in m.graph.node
-                if n.op_type == "Conv" and len(n.input) > 1 and n.input[1] in inits]
-
     producer = {o: n for n in original.graph.node for o in n.output}
     inits = {t.name: t for t in original.graph.initializer}
     before = [numpy_helper.to_array(inits[producer[n.input[0]].input[1]]) for n in original.graph.node
               if n.name in gone]
-    after = conv_weights(model)
+    inits = {t.name: t for t in model.graph.initializer}
+    after = [numpy_helper.to_array(inits[n.input[1]]) for n in model.graph.node
+             if n.op_type == "Conv" and len(n.input) > 1 and n.input[1] in inits]
     return all(any(w.shape == a.shape and np.array_equal(w, a) for a in after) for w in before)
 
 

@@ -417,7 +417,8 @@ def _ship_why(case, want: set[str] | None, got: set[str] | None) -> str:
     runtime, offered = ENTRY_POINTS[entry]
     if want is None:
         if not providers:
-            return (f"left {'unset' if providers is None else 'empty'}, the page tries every provider of the entry but webgl (its priority is "
+            return (f"left {'unset' if providers is None else 'empty'}, the page tries every provider of the entry "
+                    f"but webgl (its priority is "
                     f"negative), and {entry} has only {', '.join(offered)}: no session")
         return (f"none of {providers} is in {entry} (it has {', '.join(offered)}): InferenceSession.create fails "
                 "whatever the server sends")

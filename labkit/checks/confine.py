@@ -64,20 +64,21 @@ def _readable(tools: tuple[str, ...]) -> list[str]:
     folders = {str(p.resolve()) for p in _stdlib()}
     for module in (*(t for t in tools if t not in SERVED), "cloudpickle"):
         folders.update(_dir_of(module))
-    return sorted(folders | set(_labkit_code()))
-
-
-def _labkit_code() -> list[str]:
-    """labkit's code files: its folders are listed (`landlock`'s `listed`), only its `.py`/`.pyc` are read, so
-    an answer cannot read the course's weights or templates beside them (blind round 12)."""
-    root = Path(__file__).resolve().parents[1]
-    return sorted(str(p) for p in root.rglob("*") if p.suffix in (".py", ".pyc") and p.is_file())
+    return sorted(folders | set(_labkit_tree()[1]))
 
 
 @functools.lru_cache(maxsize=None)
-def _labkit_folders() -> list[str]:
+def _labkit_tree() -> tuple[list[str], list[str]]:
+    """labkit's folders (listed: `landlock`'s `listed`) and its code files (read): only its `.py`/`.pyc`, so an
+    answer cannot read the course's weights or templates beside them (blind round 12). One walk, found once."""
     root = Path(__file__).resolve().parents[1]
-    return [str(root)] + sorted(str(p) for p in root.rglob("*") if p.is_dir())
+    folders, code = [str(root)], []
+    for p in sorted(root.rglob("*")):
+        if p.is_dir():
+            folders.append(str(p))
+        elif p.suffix in (".py", ".pyc"):
+            code.append(str(p))
+    return folders, code
 
 
 def function_payload(fn: Any) -> bytes:
@@ -108,8 +109,8 @@ def request(folder: str | os.PathLike, fn_payload: bytes, cases: list, tools: Se
     (folder / FUNCTION_FILE).write_bytes(fn_payload)
     (folder / CASES_FILE).write_bytes(pickle.dumps(cases))
     only = only_words(tools)
-    return {"dir": str(folder), "result": result, "read": _readable(tuple(tools)), "listed": _labkit_folders(), "tools": list(tools), "only": only,
-            "limit": limit}
+    return {"dir": str(folder), "result": result, "read": _readable(tuple(tools)), "listed": _labkit_tree()[0],
+            "tools": list(tools), "only": only, "limit": limit}
 
 
 def outputs(folder: Path, n: int, ended: str, limit: float) -> Any:
