@@ -729,7 +729,7 @@ def _custom_op(outputs, seed):
 
 quiz('03.quiz', title='Exports that lie, and how to catch them', points=4, questions=[
     Question('q1', "forward() contains `if x.shape[0] > 4:`. You export with dynamo=True, an example batch of 8 and dynamic_shapes={'x': {0: 'batch'}}. No error, no warning. What is in the file?", {
-        'a': 'A symbolic batch, and only the branch that batch 8 took',
+        'a': 'A symbolic batch holding only the branch that batch 8 took',
         'b': 'An If node on the batch size, so each batch branches right',
         'c': 'A file fixed to batch 8, so batch 2 is refused at run time',
     }, answer='a', why=(
@@ -746,7 +746,7 @@ quiz('03.quiz', title='Exports that lie, and how to catch them', points=4, quest
         'with itself. Not b: an old opset fails at export time, it does not make answers random.')),
     Question('q3', "ONNX Runtime says 'Got invalid dimensions for input ... index: 0 Got: 7 Expected: 1'. What fixes it?", {
         'a': "Set the session's optimization level to ORT_ENABLE_ALL",
-        'b': 'Export it again with a symbolic (named) batch dimension',
+        'b': 'Export again with a symbolic (named) batch dimension',
         'c': 'Transpose the input: ORT wants the batch on the last axis',
     }, answer='b', why=(
         "The example's batch size was written into the graph as a number; a named dimension (dynamic_shapes, "

@@ -392,7 +392,7 @@ quiz('04.quiz', title='Running models with ONNX Runtime', points=4, questions=[
         'error, so the GPU is not used (a); get_providers() lists every provider the session really '
         'uses, in order, not the last one requested (c).')),
     Question('q2', 'Why create one InferenceSession and reuse it for every request?', {
-        'a': 'Creating a session loads and optimizes the graph: costly',
+        'a': 'Creating a session is costly: it loads then optimizes the graph',
         'b': 'ONNX Runtime allows one session per process at a time',
         'c': 'A reused session gives more accurate results',
     }, answer='a', why=(

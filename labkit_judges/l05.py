@@ -365,7 +365,7 @@ def _fold_graph(outputs, seed):
 quiz('05.quiz', title='Predict what each optimization level does', points=4, questions=[
     Question('q1', 'Which operators disappear from the light ResNet-50 at the BASIC level?', {
         'a': 'ConstantOfShape and BatchNormalization, folded away',
-        'b': 'Only Relu, merged into the Conv before it',
+        'b': 'Only Relu and Add, merged into the Conv before them',
         'c': 'None: BASIC only checks the graph for errors',
     }, answer='a', why=(
         'BASIC does constant folding (ConstantOfShape becomes initializers) and hardware-independent '

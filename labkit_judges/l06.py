@@ -903,7 +903,7 @@ def _int4_blocks(outputs, seed):
 
 quiz('06.quiz', title='Choosing a quantization method', points=4, questions=[
     Question('q1', 'Model A is a text model made mostly of large MatMul layers (tens of MB of weights), run one sentence at a time on a server CPU, and you have no representative input data at hand. Which method do you try first?', {
-        'a': 'Dynamic quantization: int8 weights, with no calibration',
+        'a': 'Dynamic quantization: int8 weights without calibration',
         'b': 'Static quantization with a calibration data reader',
         'c': 'None: int8 only speeds up convolution layers',
     }, answer='a', why=(
@@ -912,8 +912,8 @@ quiz('06.quiz', title='Choosing a quantization method', points=4, questions=[
         'not have; int8 helps MatMul as much as Conv (c).')),
     Question('q2', 'Model B is a small CNN classifying camera frames on a phone; you have a few hundred typical images. Which method do you try first?', {
         'a': 'Dynamic quantization, since it needs no data at all',
-        'b': 'Static QDQ, per-channel, calibrated on those images',
-        'c': 'Quantize only the input images to uint8 pixels',
+        'b': 'Static QDQ per channel, calibrated on those images',
+        'c': 'Quantize only the input images, as uint8 pixels',
     }, answer='b', why=(
         'Static QDQ fixes every scale ahead of time from the images you have, so the runtime fuses '
         'integer kernels with no per-inference range computation. Dynamic (a) pays a min/max pass per '
@@ -926,7 +926,7 @@ quiz('06.quiz', title='Choosing a quantization method', points=4, questions=[
         'z lives on the integer axis: divide by s, round, then shift by z and clamp. round((x - z) / '
         's) (a) subtracts an integer from a real value; multiplying by s (b) inverts the scale.')),
     Question('q4', 'What does a dynamically quantized model do at every inference that a statically quantized one does not?', {
-        'a': "It scans each activation's min and max to set its scale",
+        'a': "It scans every activation for its min and max to set its scale",
         'b': 'It dequantizes every one of its weights back to float32',
         'c': 'It recalibrates its weights on the current input',
     }, answer='a', why=(

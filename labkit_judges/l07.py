@@ -333,7 +333,7 @@ def _fix_batch(outputs, seed):
 
 quiz('07.quiz', title='Pick the execution provider', points=4, questions=[
     Question('q1', 'Phone A runs Android 12 and its vendor ships an NNAPI driver for its NPU. Your uint8-activation model has a fixed batch and the checker reports one NNAPI partition covering every node. What do you try?', {
-        'a': 'NNAPI, timed against the CPU baseline on that same phone',
+        'a': 'NNAPI timed against the CPU baseline on that same phone',
         'b': 'CPU only: NNAPI accelerators never help small models',
         'c': 'NNAPI without timing it: a single partition is always fastest',
     }, answer='a', why=(
@@ -365,7 +365,7 @@ quiz('07.quiz', title='Pick the execution provider', points=4, questions=[
         'not read it at run time (b), and it lists what the model needs, not what NNAPI supports (c).')),
     Question('q5', 'quantize_static with its defaults (QInt8 activations), batch fixed to 1: the checker reports every node supported by NNAPI. What does that mean?', {
         'a': 'It holds: the checker ran every node through NNAPI on a phone',
-        'b': 'Little: it matches op names, not the int8 element type',
+        'b': 'Little: it matches operator names, not the int8 element types',
         'c': 'Fixing the batch already turned activations to uint8',
     }, answer='b', why=(
         "The checker matches operator names (QuantizeLinear, Conv...) against NNAPI's list; it does "

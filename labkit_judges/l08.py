@@ -521,7 +521,7 @@ _QUIZ_KEY = {
 quiz('08.quiz', title='Models in web pages', points=3, questions=[
     Question('q1', 'Your page sets ort.env.wasm.numThreads = 4, but the server sends no COOP/COEP headers. What happens?', {
         'a': 'Loading fails with a SharedArrayBuffer error',
-        'b': 'ORT Web warns and falls back to a single thread',
+        'b': 'ORT Web warns and falls back to one thread',
         'c': 'It runs 4 threads: the headers only matter for WebGPU',
     }, answer='b', why=(
         'ORT Web checks for SharedArrayBuffer, which browsers give only to cross-origin isolated '
@@ -561,7 +561,7 @@ quiz('08.quiz', title='Models in web pages', points=3, questions=[
     Question('q6', "When is it worth trying the WebGPU execution provider (executionProviders: ['webgpu', 'wasm'])?", {
         'a': 'Always: a GPU beats WebAssembly on any model',
         'b': 'Never: WebGPU only exists in Node.js',
-        'c': "For big models, with 'wasm' as the fallback",
+        'c': "For big models with 'wasm' as the fallback",
     }, answer='c', why=(
         'Uploading inputs and downloading outputs has a fixed cost that a tiny CNN never earns back; '
         "keep 'wasm' after 'webgpu' so browsers without WebGPU still run. A GPU is not always faster "

@@ -448,7 +448,7 @@ quiz('09.quiz', title='Transformers in ONNX', points=5, questions=[
         'Activations stay float (b), and the weights stay packed in memory (c).')),
     Question('q5', 'You convert the weights to float16 and run on an x86 laptop CPU. What do you expect?', {
         'a': 'Twice the speed: float16 halves the arithmetic',
-        'b': 'Half the file size, and rarely any speed-up',
+        'b': 'Half the file size but rarely any speed-up',
         'c': 'A model four times smaller, just like int8',
     }, answer='b', why=(
         'float16 weights halve the file, but most CPU kernels compute in float32, so the converter '

@@ -397,7 +397,7 @@ quiz('10.quiz', title='Beyond PyTorch', points=5, questions=[
     Question('q3', "You create a session with providers=['XnnpackExecutionProvider', 'CPUExecutionProvider']. Which nodes run on XNNPACK?", {
         'a': 'All of them: the first provider runs the whole graph',
         'b': 'None: the CPU provider is always preferred',
-        'c': 'Those it supports; the rest fall back to the CPU',
+        'c': 'Those it supports: the rest fall back to the CPU',
     }, answer='c', why=(
         'The partitioner offers the nodes to each provider in list order; each takes what it supports '
         'and the rest goes on down the list, ending at the CPU. No provider runs a whole graph it '

@@ -343,7 +343,7 @@ quiz('11.quiz', title='Off the CPU', points=5, questions=[
         'per-element relative tolerance (c) fails on near-zero elements that carry large terms\' rounding.')),
     Question('q5', "In a decode loop on a GPU, what does passing last step's present cache, bound on the device, as the next past save?", {
         'a': "Nothing measurable: ONNX Runtime keeps the cache on the device between the run() calls all by itself",
-        'b': "The attention arithmetic: cached keys need not be multiplied again",
+        'b': "The attention arithmetic: cached keys and values need not be multiplied again",
         'c': "A copy of the whole cache to the host and back at every step, longer each step",
     }, answer='c', why=(
         'run() returns numpy arrays, so each step copies the whole cache out and back in; bound device values '

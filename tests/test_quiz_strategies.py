@@ -146,6 +146,40 @@ def test_no_naive_strategy_beats_chance_on_the_course():
     assert not bad, "naive strategies pass the course's quizzes:\n- " + "\n- ".join(bad)
 
 
+def blind_credit(pick, options: dict[str, str], prompt: str, right: str) -> float:
+    """Expected share of a question a blind strategy gets: it returns one letter, or the letters it
+    guesses uniformly among (an unknown letter or an empty list is a guess among all)."""
+    got = pick(prompt, options)
+    got = [g for g in ([got] if isinstance(got, str) else got) if g in options] or list(options)
+    return (right in got) / len(got)
+
+
+def test_strategies_written_blind_do_not_beat_chance_on_the_course():
+    """Blind round 15: 32 test-wise strategies written by someone who never saw the keys
+    (tests/corpus/blind15_quiz.py). Measured before the quiz texts changed, one beat chance by 13 points
+    over the course's 68 questions ("two-part": the right option joined two facts more often). Held to
+    the course as a whole: on one lesson's 5-6 questions a single question moves a strategy by 17-20
+    points, so 32 strategies x 12 lessons would cross the margin by chance alone."""
+    from corpus.blind15_quiz import STRATEGIES as BLIND
+
+    qs = [q for lesson in LESSONS for q in quizzes(lesson)]
+    chance = sum(1 / len(o) for _, o, _ in qs) / len(qs)
+    bad = []
+    for name, pick in BLIND.items():
+        got = sum(blind_credit(pick, o, p, r) for p, o, r in qs) / len(qs)
+        if got - chance > MARGIN + 1e-9:
+            bad.append(f"'{name}' scores {got:.0%} where chance is {chance:.0%}")
+    assert len(BLIND) >= 30 and not bad, "blind strategies pass the course's quizzes:\n- " + "\n- ".join(bad)
+
+
+def test_a_blind_strategy_that_finds_the_key_is_caught():
+    """The blind scoring can fail: a strategy that happens to pick the keyed letter scores 100%."""
+    qs = [q for lesson in LESSONS for q in quizzes(lesson)]
+    cheat = {(p, tuple(o.items())): r for p, o, r in qs}
+    assert all(blind_credit(lambda pr, op: cheat[(pr, tuple(op.items()))], o, p, r) == 1 for p, o, r in qs)
+    assert blind_credit(lambda pr, op: [], {"a": "x", "b": "y"}, "?", "a") == 0.5
+
+
 if __name__ == "__main__":
     rows = table()
     print("scope  " + "  ".join(f"{s[:12]:>12}" for s in STRATEGIES))

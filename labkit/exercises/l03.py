@@ -24,7 +24,7 @@ declare('03.custom_op', title='Translate a custom operator to standard ONNX', po
 
 declare('03.quiz', title='Exports that lie, and how to catch them', points=4, kind='quiz', questions=[
     Question('q1', "forward() contains `if x.shape[0] > 4:`. You export with dynamo=True, an example batch of 8 and dynamic_shapes={'x': {0: 'batch'}}. No error, no warning. What is in the file?", {
-        'a': 'A symbolic batch, and only the branch that batch 8 took',
+        'a': 'A symbolic batch holding only the branch that batch 8 took',
         'b': 'An If node on the batch size, so each batch branches right',
         'c': 'A file fixed to batch 8, so batch 2 is refused at run time',
     }),
@@ -35,7 +35,7 @@ declare('03.quiz', title='Exports that lie, and how to catch them', points=4, ki
     }),
     Question('q3', "ONNX Runtime says 'Got invalid dimensions for input ... index: 0 Got: 7 Expected: 1'. What fixes it?", {
         'a': "Set the session's optimization level to ORT_ENABLE_ALL",
-        'b': 'Export it again with a symbolic (named) batch dimension',
+        'b': 'Export again with a symbolic (named) batch dimension',
         'c': 'Transpose the input: ORT wants the batch on the last axis',
     }),
     Question('q4', 'A correct export differs from PyTorch by a few millionths on logits around 10. How do you test exports in general?', {

@@ -24,7 +24,7 @@ declare('04.quiz', title='Running models with ONNX Runtime', points=4, kind='qui
         'c': 'get_providers() lists only the last provider you asked for',
     }),
     Question('q2', 'Why create one InferenceSession and reuse it for every request?', {
-        'a': 'Creating a session loads and optimizes the graph: costly',
+        'a': 'Creating a session is costly: it loads then optimizes the graph',
         'b': 'ONNX Runtime allows one session per process at a time',
         'c': 'A reused session gives more accurate results',
     }),

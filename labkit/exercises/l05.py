@@ -15,7 +15,7 @@ declare('05.fold_graph', title='Fold every Conv+BatchNormalization pair of a gra
 declare('05.quiz', title='Predict what each optimization level does', points=4, kind='quiz', questions=[
     Question('q1', 'Which operators disappear from the light ResNet-50 at the BASIC level?', {
         'a': 'ConstantOfShape and BatchNormalization, folded away',
-        'b': 'Only Relu, merged into the Conv before it',
+        'b': 'Only Relu and Add, merged into the Conv before them',
         'c': 'None: BASIC only checks the graph for errors',
     }),
     Question('q2', 'What does EXTENDED add on the CPU execution provider?', {

@@ -29,14 +29,14 @@ declare('06.int4_blocks', title='Block-wise int4 weights, as MatMulNBits stores 
 
 declare('06.quiz', title='Choosing a quantization method', points=4, kind='quiz', questions=[
     Question('q1', 'Model A is a text model made mostly of large MatMul layers (tens of MB of weights), run one sentence at a time on a server CPU, and you have no representative input data at hand. Which method do you try first?', {
-        'a': 'Dynamic quantization: int8 weights, with no calibration',
+        'a': 'Dynamic quantization: int8 weights without calibration',
         'b': 'Static quantization with a calibration data reader',
         'c': 'None: int8 only speeds up convolution layers',
     }),
     Question('q2', 'Model B is a small CNN classifying camera frames on a phone; you have a few hundred typical images. Which method do you try first?', {
         'a': 'Dynamic quantization, since it needs no data at all',
-        'b': 'Static QDQ, per-channel, calibrated on those images',
-        'c': 'Quantize only the input images to uint8 pixels',
+        'b': 'Static QDQ per channel, calibrated on those images',
+        'c': 'Quantize only the input images, as uint8 pixels',
     }),
     Question('q3', 'Which formula maps a real value x to its quantized value q (scale s, integer zero point z)?', {
         'a': 'q = clamp(round((x - z) / s), qmin, qmax)',
@@ -44,7 +44,7 @@ declare('06.quiz', title='Choosing a quantization method', points=4, kind='quiz'
         'c': 'q = clamp(round(x / s) + z, qmin, qmax)',
     }),
     Question('q4', 'What does a dynamically quantized model do at every inference that a statically quantized one does not?', {
-        'a': "It scans each activation's min and max to set its scale",
+        'a': 'It scans every activation for its min and max to set its scale',
         'b': 'It dequantizes every one of its weights back to float32',
         'c': 'It recalibrates its weights on the current input',
     }),

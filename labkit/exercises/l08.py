@@ -25,7 +25,7 @@ declare('08.ship', title='Which files must the server send?', points=3, kind='fu
 declare('08.quiz', title='Models in web pages', points=3, kind='quiz', questions=[
     Question('q1', 'Your page sets ort.env.wasm.numThreads = 4, but the server sends no COOP/COEP headers. What happens?', {
         'a': 'Loading fails with a SharedArrayBuffer error',
-        'b': 'ORT Web warns and falls back to a single thread',
+        'b': 'ORT Web warns and falls back to one thread',
         'c': 'It runs 4 threads: the headers only matter for WebGPU',
     }),
     Question('q2', "On a first visit to this lesson's page, which file is most of the download?", {
@@ -51,6 +51,6 @@ declare('08.quiz', title='Models in web pages', points=3, kind='quiz', questions
     Question('q6', "When is it worth trying the WebGPU execution provider (executionProviders: ['webgpu', 'wasm'])?", {
         'a': 'Always: a GPU beats WebAssembly on any model',
         'b': 'Never: WebGPU only exists in Node.js',
-        'c': "For big models, with 'wasm' as the fallback",
+        'c': "For big models with 'wasm' as the fallback",
     }),
 ])

@@ -40,7 +40,7 @@ declare('09.quiz', title='Transformers in ONNX', points=5, kind='quiz', question
     }),
     Question('q5', 'You convert the weights to float16 and run on an x86 laptop CPU. What do you expect?', {
         'a': 'Twice the speed: float16 halves the arithmetic',
-        'b': 'Half the file size, and rarely any speed-up',
+        'b': 'Half the file size but rarely any speed-up',
         'c': 'A model four times smaller, just like int8',
     }),
     Question('q6', "onnxscript's ORT fusions found no attention to fuse in a graph exported from hand-written attention (MatMul, Mul, Where, Softmax, MatMul). Why?", {

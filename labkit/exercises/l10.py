@@ -36,7 +36,7 @@ declare('10.quiz', title='Beyond PyTorch', points=5, kind='quiz', questions=[
     Question('q3', "You create a session with providers=['XnnpackExecutionProvider', 'CPUExecutionProvider']. Which nodes run on XNNPACK?", {
         'a': 'All of them: the first provider runs the whole graph',
         'b': 'None: the CPU provider is always preferred',
-        'c': 'Those it supports; the rest fall back to the CPU',
+        'c': 'Those it supports: the rest fall back to the CPU',
     }),
     Question('q4', "You set the session config entry session.disable_cpu_ep_fallback = '1' and ask only for an accelerator provider that does not support one node of the model. What happens?", {
         'a': 'Session creation fails with an error',

@@ -40,7 +40,7 @@ declare('11.quiz', title='Off the CPU', points=5, kind='quiz', questions=[
     }),
     Question('q5', "In a decode loop on a GPU, what does passing last step's present cache, bound on the device, as the next past save?", {
         'a': 'Nothing measurable: ONNX Runtime keeps the cache on the device between the run() calls all by itself',
-        'b': 'The attention arithmetic: cached keys need not be multiplied again',
+        'b': 'The attention arithmetic: cached keys and values need not be multiplied again',
         'c': 'A copy of the whole cache to the host and back at every step, longer each step',
     }),
     Question('q6', 'A production session on a GPU provider must never run a node on the CPU. What do you set?', {
