@@ -94,7 +94,7 @@ class SpreadLongTests:
 #: the third blind round's corpus entries (about 180 s of CPU in all): the heavy tier, so the fast one stays short
 #: (the seventh's, 05.rewrite_rule, are rules the check applies since stop 46: 0.02-0.07 s an evaluation)
 #: the twelfth's (444 answers over 30 exercises, about 50 s of CPU outside the heavy exercises): the heavy tier too
-HEAVY_BLIND_ROUNDS = ("-blind3-", "-blind12-", "-blind13-", "-blind14-")
+HEAVY_BLIND_ROUNDS = ("-blind3-", "-blind12-", "-blind13-", "-blind14-", "-blind15-")
 HEAVY = (
     *(f"tests/test_corpus.py::test_corpus_entry_scores_by_the_rule[{ex}-" for ex in (
         "03.dynamic_batch", "03.raw_input", "03.custom_op", "07.ort_file", "08.web_model", "09.export_dynamic", "09.generate",

@@ -331,7 +331,17 @@ class InferenceSession:
         return out
 
     def run_with_ort_values(self, output_names: Any, input_dict_ort_values: dict, run_options: Any = None) -> list:
-        raise RuntimeError("run_with_ort_values: this check's session runs only through IO binding")
+        """ONNX Runtime's run on OrtValues: the outputs are OrtValues the session allocated (on its side)."""
+        names = list(input_dict_ort_values)
+        values = [input_dict_ort_values[n] for n in names]
+        for v in values:
+            if not isinstance(v, OrtValue):
+                raise TypeError(f"run_with_ort_values: expected OrtValue inputs, got {type(v).__name__}")
+            if v._host is not None:
+                v._push()
+        reply, _ = _Link.call("session.run_with_ort_values", sid=self._sid, inputs=names, vids=[v._vid for v in values],
+                              outputs=None if output_names is None else list(output_names))
+        return [OrtValue._remote(m) for m in reply["values"]]
 
     def run_with_iobinding(self, iobinding: IOBinding, run_options: Any = None) -> None:
         if not isinstance(iobinding, IOBinding):

@@ -298,6 +298,15 @@ class _Server:
             outs = msg.get("outputs")
             return {}, tuple(np.asarray(o) for o in sess.run(outs and [str(n) for n in outs],
                                                                dict(zip(names, arrays))))
+        if op == "session.run_with_ort_values":
+            sess = self._get(msg.get("sid"), ort.InferenceSession)
+            feed = {str(n): self._get(v, tuple)[0] for n, v in zip(msg.get("inputs", []), msg.get("vids", []))}
+            outs = msg.get("outputs")
+            got = sess.run_with_ort_values(outs and [str(n) for n in outs], feed)
+            self.total += sum(v.tensor_size_in_bytes() for v in got)  # kept until the call ends: bounded
+            if self.total > TOTAL_LIMIT:
+                raise RuntimeError("run_with_ort_values: the outputs kept so far pass this check's memory limit")
+            return {"values": [self._meta(self._add((v, None))) for v in got]}, ()
         if op == "binding.new":
             return {"bid": self._add(self._get(msg.get("sid"), ort.InferenceSession).io_binding())}, ()
         if op == "value.new":

@@ -337,3 +337,13 @@ add_blind(CORPUS, blind12_l09, reclassify={
 })
 # Closed after: a NumPy transformer that read the course weights (labkit's folder was readable in the confined call)
 # now finds only labkit's code there (`confine._labkit_code`).
+
+# Blind round 15 (09.generate, 20 answers; tests/corpus/blind15_l09.py), measured before any change: 0 false
+# accepts, 2 over-credits, 1 false reject. A loop on session.run_with_ort_values (a real session's method) was refused
+# by the served session: it now runs there (`served.InferenceSession.run_with_ort_values`). Two loops that are right
+# only where one new token is asked (no loop at all, the top n_new of the prompt's last logits; every generated token
+# fed again on the prompt's cache) scored 1.6 of 4: an answer right on no run of more than one token did not show
+# the cache (one token needs none).
+from corpus import blind15_l09  # noqa: E402
+
+add_blind(CORPUS, blind15_l09)

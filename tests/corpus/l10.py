@@ -463,3 +463,12 @@ add_blind(CORPUS, blind14_l10, reclassify={
                                                 "what it supports, the rest the CPU): wrong places"),
     "blind14-place-ask-real-ort": ("attempt", "reads this machine's providers instead of `supports`: wrong places"),
 })
+
+# Blind round 15 (10.io_binding, 20 answers; tests/corpus/blind15_l10.py), measured before any change: 1 false accept
+# and 1 over-credit. Binding each batch by raw address (bind_input with b.ctypes.data) scored full: every batch of the
+# check was C-ordered, and a Fortran-ordered one is read wrongly that way, so two of the check's batches are
+# Fortran-ordered now. One run over all the batches at once was right on the test of one batch (1 of 3 points): a
+# run the session refuses as "more than one batch" is now an exercise not done.
+from corpus import blind15_l10  # noqa: E402
+
+add_blind(CORPUS, blind15_l10)
