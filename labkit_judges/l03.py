@@ -88,14 +88,17 @@ def course_logits() -> np.ndarray:
 
 def unseen_digits(seed: int, n: int = 64) -> np.ndarray:
     """`n` raw images (uint8, 0..16) in no data set, from the seed: held-out digits with pixels nudged by up to
-    ±2, and blends of two digits. A file that looks the dataset's images up instead of computing gets them wrong
-    (blind round 12: lookup tables of the 1,797 digits scored full)."""
+    ±2, blends of two digits, and faded digits (3/4 of the ink). A file that looks the dataset's images up instead
+    of computing gets them wrong (blind round 12: lookup tables of the 1,797 digits scored full), and one that
+    scales by the batch's brightest pixel instead of 16 gives a faded digit alone other logits (blind round 15)."""
     x, _ = _test_digits()
     rng = np.random.default_rng(seed + 3031)
     a, b = x[rng.integers(len(x), size=n)].astype(np.int16), x[rng.integers(len(x), size=n)].astype(np.int16)
     nudged = a + rng.integers(-2, 3, size=a.shape)
     blend = (a + b + 1) // 2
-    out = np.where(np.arange(n)[:, None, None, None] < n // 2, nudged, blend)
+    faded = a * 3 // 4  # brightest pixel 12 at most
+    i = np.arange(n)[:, None, None, None]
+    out = np.where(i < n // 2, nudged, np.where(i < n - n // 8, blend, faded))
     return np.clip(out, 0, 16).astype(np.uint8)
 
 
@@ -227,6 +230,7 @@ def _judge_classifier(answer, seed: int, *, raw: bool):
         sess = ort_session(model, optimize=False)  # exactly what the file says: a train-mode Dropout drops
     except Exception as e:
         yield TestResult(f"batch {BATCHES[0]}", False, f"ONNX Runtime cannot load the model: {error_line(e)}")
+        yield DidNotDo("ONNX Runtime cannot load the file, so none of it ran: only its declared input was seen")
         return
     x_raw, y = _test_digits()
     x_new = unseen_digits(seed)
@@ -235,6 +239,7 @@ def _judge_classifier(answer, seed: int, *, raw: bool):
     want_all = ort_session(course_model_onnx()).run(None, {"x": _normalized(x_eval)})[0]
     held_out = f"{len(y)} held-out digits and {len(x_new)} images in no data set"
     pick = np.random.default_rng(seed + 303).choice(len(y), size=max(BATCHES), replace=False)
+    pick[0] = len(x_eval) - 1  # batch 1 is a faded digit (the others hold a pixel of 16): scaling is checked
     outs = {}
     for n in BATCHES:
         got, err = _run(sess, inp.name, x_all[pick[:n]])
@@ -247,6 +252,10 @@ def _judge_classifier(answer, seed: int, *, raw: bool):
         else:
             outs[n] = got
             yield TestResult(f"batch {n}", True, f"logits of shape ({n}, 10)")
+    fixed = batch if isinstance(batch, int) and batch >= 1 else None
+    if fixed and any(n != fixed for n in outs):  # ONNX Runtime refuses such a batch: changed in this process
+        yield DidNotDo(f"ONNX Runtime answered at a batch size the file's fixed input ({fixed}) refuses: the "
+                       "runtime in this process was changed, not the file")
     # consistency: an image's logits must not depend on its batch (nor on the run)
     if len(outs) != len(BATCHES):
         failed = [n for n in BATCHES if n not in outs]
@@ -266,7 +275,6 @@ def _judge_classifier(answer, seed: int, *, raw: bool):
                          f"an image's logits depend on its batch or on the run ({bad}): is Dropout or BatchNorm in "
                          "training mode?")
     # behaviour: the course model's logits on the held-out digits (one image at a time if the batch is fixed)
-    fixed = batch if isinstance(batch, int) and batch >= 1 else None
     chunk = fixed or len(x_all)
     parts = []
     for i in range(0, len(x_all), chunk):

@@ -468,3 +468,21 @@ add_blind(CORPUS, blind12_l03, reclassify={
 })
 # Closed after: the lookup tables of the dataset's digits (03.dynamic_batch, 03.raw_input ×2) fail since the check
 # feeds 64 images in no data set too (digits nudged by ±2 and blends of two, from the seed: `unseen_digits`).
+
+# Blind round 15 (03.dynamic_batch, 03.raw_input: 43 answers; tests/corpus/blind15_l03.py), measured before any change:
+# 5 full marks for wrong answers and 2 over-credits. Three of the full marks are files that compute the course model
+# at every batch size, written without the exporter (right, as round 12's). Closed: dividing by the batch's brightest
+# pixel instead of 16 (every batch of the check held a pixel of 16: batch 1 is now a faded digit); patching
+# onnxruntime's run in the process that judges (ONNX Runtime answering at a batch the file's fixed input refuses is
+# an exercise not done; the grader judges in a process of its own anyway); a file whose input was retyped to uint8
+# with no Cast, which ONNX Runtime cannot load, kept 1.5 of 4 for its declared input (now at most a quarter).
+from corpus import blind15_l03  # noqa: E402
+
+add_blind(CORPUS, blind15_l03, reclassify={
+    "blind15-dyn-patched-dim-legacy": ("right", "a fixed export whose batch was renamed symbolic runs right at every "
+                                                "batch: the file the prompt asks for"),
+    "blind15-dyn-handbuilt-graph": ("right", "the file is the course model with a dynamic batch, whoever wrote it"),
+    "blind15-dyn-scan-over-fixed": ("right", "a Scan over a batch-1 graph computes the model at every batch size"),
+    "blind15-dyn-patched-dim-dynamo": ("attempt", "renames the batch of a file that reshapes to a fixed size: it "
+                                                  "fails at batch 7, wrong outputs"),
+})
