@@ -102,13 +102,15 @@ def _lesson_time(args) -> int:
         if args.write and write(path):
             print(f"stamped {path.name}: {t.line}")
         elif not args.check:
-            print(f"{path.stem:<24} core {t.core_exact:5.1f} → {t.core:3d} min   optional {t.optional_exact:5.1f} → {t.optional:3d} min")
+            split = f" ({' + '.join(f'{s:.1f}' for s in t.sittings)})" if t.sittings else ""
+            print(f"{path.stem:<24} core {t.core_exact:5.1f} → {t.core:3d} min{split}   "
+                  f"optional {t.optional_exact:5.1f} → {t.optional:3d} min")
         if args.check or args.write:
             for p in problems(path):
                 print(f"✘ {p}")
                 bad = 1
     if args.check and not bad:
-        print("Every time line matches the rule and every core fits one sitting.")
+        print("Every time line matches the rule and every sitting fits 60 minutes.")
     return bad
 
 

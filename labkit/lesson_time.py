@@ -21,9 +21,13 @@ of the notebook carries the line::
 
     *Time: about N min (core)*                      (no optional part)
     *Time: about N min (core) + M min optional*
+    *Time: about N min (core, in 2 sittings: A + B) + M min optional*
 
-A lesson's core must fit one sitting: ``CORE_LIMIT`` (60) minutes by this rule. The rule reads the
-reference solutions, so it is computed on solutions/ (lessons/ inherit the line from them).
+A sitting is ``CORE_LIMIT`` (60) minutes at most by this rule. A core longer than that is split: the
+markdown cell where a sitting starts is tagged ``sitting`` and carries its own line
+(``*Sitting 2 of 2 · about B min. A good place for a break: ...*``), and N is the sum of the
+sittings' rounded minutes. The rule reads the reference solutions, so it is computed on solutions/
+(lessons/ inherit the lines from them).
 """
 from __future__ import annotations
 
@@ -43,8 +47,12 @@ EXERCISE_MAX_MINUTES = 25.0
 MINUTES_PER_QUIZ_QUESTION = 1.5
 CORE_LIMIT = 60
 OPTIONAL_TAG = "optional"
+SITTING_TAG = "sitting"
 
-TIME_LINE = re.compile(r"^\*Time: about \d+ min \(core\)( \+ \d+ min optional)?\*[ \t]*$", re.M)
+TIME_LINE = re.compile(r"^\*Time: about \d+ min \(core(, in \d+ sittings: \d+( \+ \d+)+)?\)"
+                       r"( \+ \d+ min optional)?\*[ \t]*$", re.M)
+SITTING_LINE = re.compile(r"^\*Sitting \d+ of \d+ · about \d+ min\. A good place for a break: back from one, "
+                          r"choose Run ▸ Run All Above Selected Cell first\.\*[ \t]*\n*", re.M)
 SOLUTION = re.compile(r"^\s*### BEGIN SOLUTION\s*$(.*?)^\s*### END SOLUTION\s*$", re.M | re.S)
 
 #: an exercise id -> (its kind, its number of quiz questions); by default the course's registry
@@ -57,10 +65,17 @@ class LessonTime:
 
     core_exact: float
     optional_exact: float
+    #: the core's minutes per sitting (one entry when the core is not split)
+    sittings: tuple[float, ...] = ()
+
+    @property
+    def parts(self) -> tuple[int, ...]:
+        """Each sitting's rounded minutes."""
+        return tuple(round_minutes(s) for s in self.sittings) or (round_minutes(self.core_exact),)
 
     @property
     def core(self) -> int:
-        return round_minutes(self.core_exact)
+        return sum(self.parts)
 
     @property
     def optional(self) -> int:
@@ -69,9 +84,14 @@ class LessonTime:
     @property
     def line(self) -> str:
         """The time line for the top of the notebook."""
-        if self.optional:
-            return f"*Time: about {self.core} min (core) + {self.optional} min optional*"
-        return f"*Time: about {self.core} min (core)*"
+        split = (f", in {len(self.parts)} sittings: " + " + ".join(map(str, self.parts))) if len(self.parts) > 1 else ""
+        extra = f" + {self.optional} min optional" if self.optional else ""
+        return f"*Time: about {self.core} min (core{split}){extra}*"
+
+    def sitting_line(self, k: int) -> str:
+        """The line at the top of sitting `k` (from 1; the first has none)."""
+        return (f"*Sitting {k} of {len(self.parts)} · about {self.parts[k - 1]} min. A good place for a break: "
+                "back from one, choose Run ▸ Run All Above Selected Cell first.*")
 
 
 def round_minutes(minutes: float) -> int:
@@ -118,7 +138,7 @@ def registry_lookup(ex_id: str) -> tuple[str, int]:
 def cell_minutes(cell: Any, lookup: Lookup = registry_lookup) -> float:
     """Minutes one cell adds by the rule."""
     if cell.get("cell_type") == "markdown":
-        source = TIME_LINE.sub("", cell.get("source", ""))  # the time line does not time itself
+        source = SITTING_LINE.sub("", TIME_LINE.sub("", cell.get("source", "")))  # the lines do not time themselves
         return len(re.findall(r"\S+", source)) / WORDS_PER_MINUTE
     if cell.get("cell_type") != "code":
         return 0.0
@@ -136,14 +156,16 @@ def lesson_time(nb: Any, lookup: Lookup = registry_lookup) -> LessonTime:
     """Core and optional minutes of a solution notebook (a path or a loaded notebook)."""
     if isinstance(nb, (str, Path)):
         nb = nbformat.read(str(nb), as_version=4)
-    core = optional = 0.0
+    sittings, optional = [0.0], 0.0
     for cell in nb.cells:
         m = cell_minutes(cell, lookup)
         if OPTIONAL_TAG in _tags(cell):
             optional += m
-        else:
-            core += m
-    return LessonTime(core, optional)
+            continue
+        if SITTING_TAG in _tags(cell):
+            sittings.append(0.0)
+        sittings[-1] += m
+    return LessonTime(sum(sittings), optional, tuple(sittings) if len(sittings) > 1 else ())
 
 
 def _first_markdown(nb: Any) -> Any | None:
@@ -186,16 +208,28 @@ def problems(path: str | Path) -> list[str]:
         found.append(f"{name}: no time line in the first markdown cell (expected {t.line})")
     elif have != t.line:
         found.append(f"{name}: time line says {have!r}, the rule gives {t.line!r}")
-    if t.core > CORE_LIMIT:
-        found.append(f"{name}: core is {t.core} min by the rule, over the {CORE_LIMIT}-minute sitting; "
-                     "move material into an `## Optional:` part or split the notebook")
+    starts = [c for c in nb.cells if SITTING_TAG in _tags(c) and OPTIONAL_TAG not in _tags(c)]
+    for k, cell in enumerate(starts, start=2):
+        if SITTING_LINE.search(cell.source) is None or t.sitting_line(k) not in cell.source:
+            found.append(f"{name}: sitting {k} does not start with {t.sitting_line(k)!r}")
+    for k, minutes in enumerate(t.parts, start=1):
+        if minutes > CORE_LIMIT:
+            what = f"sitting {k} of the core" if len(t.parts) > 1 else "core"
+            found.append(f"{name}: {what} is {minutes} min by the rule, over the {CORE_LIMIT}-minute sitting; "
+                         "move material into an `## Optional:` part or split it (tag a heading cell `sitting`)")
     return found
 
 
 def write(path: str | Path) -> bool:
     """Stamp the rule's time line into a notebook file; True if the file changed."""
     nb = nbformat.read(str(path), as_version=4)
-    changed = stamp(nb, lesson_time(nb).line)
+    t = lesson_time(nb)
+    changed = stamp(nb, t.line)
+    starts = [c for c in nb.cells if SITTING_TAG in _tags(c) and OPTIONAL_TAG not in _tags(c)]
+    for k, cell in enumerate(starts, start=2):
+        new = t.sitting_line(k) + "\n\n" + SITTING_LINE.sub("", cell.source)
+        changed = changed or new != cell.source
+        cell.source = new
     if changed:
         nbformat.write(nb, str(path))
     return changed
