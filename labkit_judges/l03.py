@@ -273,7 +273,7 @@ def _judge_classifier(answer, seed: int, *, raw: bool):
         yield TestResult(CONSISTENT, bad is None,
                          "each image gets the same logits at batch sizes 1, 7 and 64, run after run" if bad is None else
                          f"an image's logits depend on its batch or on the run ({bad}): is Dropout or BatchNorm in "
-                         "training mode?")
+                         "training mode, or does the graph compute something over the whole batch (a max, a mean)?")
     # behaviour: the course model's logits on the held-out digits (one image at a time if the batch is fixed)
     chunk = fixed or len(x_all)
     parts = []

@@ -199,7 +199,9 @@ class Zygote:
         try:
             proc.stdin.write((json.dumps(request) + "\n").encode())
             proc.stdin.flush()
-            line = (self._line(START_TIMEOUT) or b"").split()
+            # the pid line follows the check's own set-up (a served call's sessions are built first, an export
+            # that takes long on a loaded machine): the call's own time on top of the start's
+            line = (self._line(START_TIMEOUT + timeout) or b"").split()
             if len(line) != 2 or line[0] != b"pid":
                 raise BrokenPipeError
             pid = int(line[1])
