@@ -197,6 +197,11 @@ def stamp(nb: Any, line: str) -> bool:
     return True
 
 
+def _sitting_starts(nb: Any) -> list[Any]:
+    """The core's cells tagged `sitting`, in order: sitting 2, 3, ... start there."""
+    return [c for c in nb.cells if SITTING_TAG in _tags(c) and OPTIONAL_TAG not in _tags(c)]
+
+
 def problems(path: str | Path) -> list[str]:
     """What is wrong with a notebook's time line or length (empty when all is well)."""
     nb = nbformat.read(str(path), as_version=4)
@@ -208,7 +213,7 @@ def problems(path: str | Path) -> list[str]:
         found.append(f"{name}: no time line in the first markdown cell (expected {t.line})")
     elif have != t.line:
         found.append(f"{name}: time line says {have!r}, the rule gives {t.line!r}")
-    starts = [c for c in nb.cells if SITTING_TAG in _tags(c) and OPTIONAL_TAG not in _tags(c)]
+    starts = _sitting_starts(nb)
     for k, cell in enumerate(starts, start=2):
         if SITTING_LINE.search(cell.source) is None or t.sitting_line(k) not in cell.source:
             found.append(f"{name}: sitting {k} does not start with {t.sitting_line(k)!r}")
@@ -225,7 +230,7 @@ def write(path: str | Path) -> bool:
     nb = nbformat.read(str(path), as_version=4)
     t = lesson_time(nb)
     changed = stamp(nb, t.line)
-    starts = [c for c in nb.cells if SITTING_TAG in _tags(c) and OPTIONAL_TAG not in _tags(c)]
+    starts = _sitting_starts(nb)
     for k, cell in enumerate(starts, start=2):
         new = t.sitting_line(k) + "\n\n" + SITTING_LINE.sub("", cell.source)
         changed = changed or new != cell.source

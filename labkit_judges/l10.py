@@ -308,9 +308,9 @@ def _bind_data(seed: int) -> list[tuple[bytes, list[np.ndarray], int, np.ndarray
         w = rng.normal(size=(nf, nc)).astype(np.float32)
         b = rng.normal(size=nc).astype(np.float32)
         batches = [rng.normal(size=(rows, nf)).astype(np.float32) for _ in range(n)]
-        # a caller's arrays may be in any memory layout: the third batch of the first test and the batch
-        # of the last are Fortran-ordered (their values unchanged; .npy keeps the order for the grader)
-        for i in {2, n - 1} if n > 2 else {n - 1} if rows > 1 else ():
+        # a caller's arrays may be in any memory layout: the third and the last batch of each test are
+        # Fortran-ordered (their values unchanged; .npy keeps the order for the grader)
+        for i in {2, n - 1} if n > 2 else {n - 1}:
             batches[i] = np.asfortranarray(batches[i])
         shift = int(rng.integers(1, nc))
         sealed = softmax_model(np.roll(w, shift, axis=1), np.roll(b, shift), inp, outp)

@@ -337,8 +337,7 @@ class InferenceSession:
         for v in values:
             if not isinstance(v, OrtValue):
                 raise TypeError(f"run_with_ort_values: expected OrtValue inputs, got {type(v).__name__}")
-            if v._host is not None:
-                v._push()
+            v._push()
         reply, _ = _Link.call("session.run_with_ort_values", sid=self._sid, inputs=names, vids=[v._vid for v in values],
                               outputs=None if output_names is None else list(output_names))
         return [OrtValue._remote(m) for m in reply["values"]]
