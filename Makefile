@@ -8,7 +8,7 @@ STAMP := $(VENV)/.labkit-installed
 # It is asked for only when it answers within 3 s, so an offline mirror or CI loses no time.
 TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 
-.PHONY: lab test test-fast test-network test-notebooks test-grading test-browser test-cpu-path bench assign format solutions course-model system-deps clean
+.PHONY: lab test test-fast test-network test-notebooks test-grading test-browser bench assign format solutions course-model system-deps clean
 
 # As root (containers, cloud VMs) JupyterLab needs --allow-root; the URL to open is printed below.
 lab: $(STAMP)
@@ -20,30 +20,33 @@ lab: $(STAMP)
 #   fast       units, corpus, judges, structure, clean notebooks: no kernel  (`make test-fast`, the inner loop;
 #              its tests of seconds each, marked `heavy` in conftest.py, run with the grading tier)
 #   network    asks the package index; skips in seconds when it cannot be reached
-#   notebooks  nbval runs each solution ONCE, compares every output and checks the lesson budgets;
-#              the Binder environment (skipped when pip's index is unreachable)
+#   notebooks  nbval runs each solution ONCE under a second CPU code path, compares every output and
+#              checks the lesson budgets; the Binder environment (skipped when pip's index is unreachable)
 #   grading    the sandboxed grader on every lesson's solution (full marks) and blank lesson (zero, and
 #              Run All raises nowhere outside the answer cells), and hostile classes; the `heavy` tests
 #   browser    JupyterLab in headless Chromium
-# then the second CPU code path (nbval over solutions/ once more). -n 2 uses both cores.
+# -n 2 uses both cores.
 # The fast tier sends each test to whichever worker is idle (--dist load: its module fixtures are cheap, and
 # the corpus, its slowest file, no longer holds one worker); the other tiers keep each file on one worker.
 PYTEST_ARGS ?= -n 2 --dist loadfile
 PYTEST := $(VENV)/bin/python -m pytest
 NBVAL := --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
 SLOW := notebooks or grading or browser
-# The network tier waits on the package index, not on the CPU: it runs beside the fast tier (its
-# output is printed after the fast tier's), then the other tiers one after another.
-TIERS := test-notebooks test-grading test-browser test-cpu-path
+# Tiers that leave the CPU idle run beside the fast tier (their output is printed after its output): the
+# network tier waits on the package index, the browser tier on JupyterLab and Chromium (about half
+# of its time). Then the notebooks and grading tiers, one after the other, each using both cores.
+BESIDE := test-network test-browser
+TIERS := test-notebooks test-grading
 test: $(STAMP) system-deps
 	$(VENV)/bin/labkit assign --check
-	@log="$$(mktemp)"; start=$$(date +%s); \
-	$(MAKE) --no-print-directory test-network > "$$log" 2>&1 & net=$$!; \
-	$(MAKE) --no-print-directory test-fast; fast=$$?; \
+	@dir="$$(mktemp -d)"; start=$$(date +%s); pids=""; \
+	for t in $(BESIDE); do (s=$$(date +%s); $(MAKE) --no-print-directory $$t > "$$dir/$$t.log" 2>&1; rc=$$?; \
+	  echo "== $$t (beside test-fast): $$(( $$(date +%s) - s )) s" >> "$$dir/$$t.log"; exit $$rc) & pids="$$pids $$!"; done; \
+	$(MAKE) --no-print-directory test-fast; failed=$$?; \
 	echo "== test-fast: $$(( $$(date +%s) - start )) s"; \
-	wait $$net; network=$$?; cat "$$log"; rm -f "$$log"; \
-	echo "== test-network (beside test-fast): $$(( $$(date +%s) - start )) s"; \
-	if [ $$fast != 0 ] || [ $$network != 0 ]; then exit 1; fi; \
+	for p in $$pids; do wait $$p || failed=1; done; \
+	for t in $(BESIDE); do cat "$$dir/$$t.log"; done; rm -rf "$$dir"; \
+	if [ $$failed != 0 ]; then exit 1; fi; \
 	for t in $(TIERS); do start=$$(date +%s); \
 	  $(MAKE) --no-print-directory $$t || exit $$?; \
 	  echo "== $$t: $$(( $$(date +%s) - start )) s"; done
@@ -55,8 +58,15 @@ test-fast: $(STAMP)
 test-network: $(STAMP)
 	$(PYTEST) tests -m "network and not ($(SLOW))" -n 2 --dist load
 
+# nbval runs each solution once, under PyTorch's portable kernels (no AVX2/AVX-512) and one ONNX
+# Runtime thread per session (an IPython startup file): the committed outputs come from the native
+# path (`make solutions`), so this one run checks that they reproduce and that they hold on any CPU.
+# The budgets hold on this path too (it is no slower on 2 cores: one thread per session spins less).
 test-notebooks: $(STAMP)
-	$(PYTEST) tests solutions $(NBVAL) -m "notebooks and not (grading or browser)" $(PYTEST_ARGS) --durations=15
+	@ipy="$$(mktemp -d)"; mkdir -p "$$ipy/profile_default/startup"; \
+	cp tests/cpu_path/one_ort_thread.py "$$ipy/profile_default/startup/"; \
+	ATEN_CPU_CAPABILITY=default IPYTHONDIR="$$ipy" $(PYTEST) tests solutions $(NBVAL) -m "notebooks and not (grading or browser)" $(PYTEST_ARGS) --durations=15; \
+	rc=$$?; rm -rf "$$ipy"; exit $$rc
 
 # Each lesson's grading test and each heavy corpus entry is a unit of its own (conftest.py, SPREAD_FILES),
 # so the longest file no longer holds one worker for minutes. (Three workers were tried: the tier computes
@@ -68,20 +78,6 @@ test-grading: $(STAMP)
 # which costs less than leaving one core idle while test_browser.py runs on the other.
 test-browser: $(STAMP) system-deps
 	$(PYTEST) tests -m browser -n 2 --dist load --durations=15
-
-# Committed outputs must hold on any CPU: nbval once more over solutions/ with PyTorch's portable
-# kernels (no AVX2/AVX-512) and one ONNX Runtime thread per session (an IPython startup file).
-# The lesson budgets are checked in the first run only (LABKIT_BUDGETS=0: this path is slower, and
-# a cell may take 3x the lesson's time budget before it is stopped). Lessons 08 and 11 are left out:
-# what they print comes from Chromium's WebAssembly runtime and from the WebGPU provider (compared with the CPU
-# provider within a tolerance), which these settings do not change.
-CPU_PATH_SKIP := --ignore=solutions/08_browser.ipynb --ignore=solutions/11_gpu.ipynb
-test-cpu-path: $(STAMP)
-	@echo "nbval again under another CPU code path: ATEN_CPU_CAPABILITY=default, one ONNX Runtime thread."
-	@ipy="$$(mktemp -d)"; mkdir -p "$$ipy/profile_default/startup"; \
-	cp tests/cpu_path/one_ort_thread.py "$$ipy/profile_default/startup/"; \
-	ATEN_CPU_CAPABILITY=default IPYTHONDIR="$$ipy" LABKIT_BUDGETS=0 LABKIT_BUDGET_SLACK=3 $(PYTEST) solutions $(CPU_PATH_SKIP) $(NBVAL) $(PYTEST_ARGS) -p no:cacheprovider; \
-	rc=$$?; rm -rf "$$ipy"; exit $$rc
 
 bench: $(STAMP)
 	$(VENV)/bin/labkit bench

@@ -24,8 +24,8 @@ QUIZZES = [e for lesson in LESSONS for e in lesson_exercises(lesson) if e.kind =
 ENTRIES = [(ex, entry) for ex in GRADED for entry in corpus.load(ex.lesson).get(ex.id, [])]
 #: a second seed: right answers must hold on inputs other than the notebook's
 HIDDEN_SEED = 20250
-#: judges that export a model per call (~4 s): at the hidden seed only the grader's data path runs
-#: (their inputs are recipes, `plain.Make`, that the data path carries unchanged)
+#: judges that export a model per call (~4 s): at the hidden seed only the grader's data path runs, for the
+#: team's entries too (their inputs are recipes, `plain.Make`, that the data path carries unchanged)
 EXPORTS_PER_CALL = {"09.export_dynamic"}
 
 
@@ -48,7 +48,8 @@ def test_add_blind_keeps_order_leaves_out_slow_marks_holes_and_refuses_unknown_n
     mine = [corpus.Right("own", answer=0)]
     lesson = {"99.x": mine}
     corpus.add_blind(lesson, blind, slow={"r"}, holes={"h": "why"})
-    assert [(e.name, e.hole) for e in lesson["99.x"]] == [("own", ""), ("w", ""), ("h", "why")]
+    assert [(e.name, e.hole, e.blind) for e in lesson["99.x"]] == [
+        ("own", "", False), ("w", "", True), ("h", "why", True)]
     assert mine == [corpus.Right("own", answer=0)]  # the lesson's own list is not changed in place
     with pytest.raises(ValueError, match="no entry named renamed"):
         corpus.add_blind({"99.x": []}, blind, holes={"renamed": "a typo would drop the hole silently"})
@@ -123,21 +124,25 @@ def numpy_restored():
 @pytest.mark.parametrize("ex, entry", CASES)
 @pytest.mark.usefixtures("rewriter_restored", "numpy_restored")
 def test_corpus_entry_scores_by_the_rule(ex, entry, tmp_path, monkeypatch):
-    """Every entry at two seeds: the notebook's (the learner's panel) and a hidden one, there through the panel
-    *and* the grader's data path, which must agree: an answer the panel passes and the grade fails (or the
-    reverse) on the same inputs is a defect of one of them (inputs that change on the way, a type that
-    does not cross)."""
+    """Every entry by the rule at two seeds: the notebook's through the learner's panel, and a hidden one
+    through the grader's data path (what a grade is). The team's entries, written around the types that
+    cross the data path, also go through the panel at the hidden seed, which must agree: an answer the
+    panel passes and the grade fails (or the reverse) on the same inputs is a defect of one of them
+    (inputs that change on the way, a type that does not cross). Blind entries skip that third run: the
+    grade is judged by the rule either way, and the corpus is the grading tier's biggest cost."""
     for seed in (0, HIDDEN_SEED):
         folder = tmp_path / str(seed)
         folder.mkdir()
-        if seed == HIDDEN_SEED and ex.id in EXPORTS_PER_CALL:
-            r = graded(ex, entry.build(folder), seed, folder, monkeypatch)
-        else:
+        if seed == 0:
             r = evaluate(ex, entry.build(folder), seed=seed)
-        if seed == HIDDEN_SEED and ex.id not in EXPORTS_PER_CALL:
-            g = graded(ex, entry.build(folder), seed, folder, monkeypatch)
-            assert (g.status, g.points) == (r.status, r.points), (
-                f"{ex.id} / {entry.name} at seed {seed}: the panel gives {r!r}, the grader's data path {g!r}")
+        else:
+            p = None  # the panel runs first: `graded` leaves the grader's inputs in the environment
+            if not entry.blind and ex.id not in EXPORTS_PER_CALL:
+                (folder / "panel").mkdir()
+                p = evaluate(ex, entry.build(folder / "panel"), seed=seed)
+            r = graded(ex, entry.build(folder), seed, folder, monkeypatch)
+            assert p is None or (p.status, p.points) == (r.status, r.points), (
+                f"{ex.id} / {entry.name} at seed {seed}: the panel gives {p!r}, the grader's data path {r!r}")
         detail = f"{ex.id} / {entry.name} at seed {seed}: {r!r}"
         if seed == 0 and isinstance(entry, corpus.Wrong):  # the panel's messages (issue 36)
             fixes = [f for text in [r.message] + [t.message for t in r.tests] for f in fixes_in(text)]

@@ -59,7 +59,7 @@ print(after_default - before, len(os.listdir("/proc/self/task")) - after_default
 
 
 def test_second_cpu_path_gives_ort_one_thread(tmp_path):
-    """The IPython startup file of `make test-cpu-path` makes ORT's default sessions single-threaded
+    """The IPython startup file of `make test-notebooks` makes ORT's default sessions single-threaded
     (no worker thread), and leaves a thread count a lesson chose alone."""
     if not Path("/proc/self/task").is_dir():
         pytest.skip("counts threads through /proc (Linux)")
@@ -70,7 +70,7 @@ def test_second_cpu_path_gives_ort_one_thread(tmp_path):
     patched = subprocess.run([sys.executable, str(probe), str(startup)], capture_output=True, text=True, check=True).stdout.split()
     assert patched == ["0", "1"], f"with the startup file: new threads {patched} (default session, 2-thread session)"
     if os.cpu_count() and os.cpu_count() > 1:
-        assert plain[0] != "0", "ORT's default already used one thread here: the second pass would change nothing"
+        assert plain[0] != "0", "ORT's default already used one thread here: the notebooks tier's thread path would change nothing"
 
 
 TINY_BUDGET = '''
@@ -82,8 +82,8 @@ labkit.notebooks.BUDGET_SECONDS = 0.05
 @pytest.mark.notebooks  # two nbval runs, each starting a kernel (11 s): the notebooks tier's own rule
 def test_nbval_run_fails_a_notebook_over_the_time_budget(tmp_path):
     """The notebooks tier's one run of a solution is held to the lesson budget (here shrunk to 0.05 s
-    by a plugin; the cell computes, so wall and CPU time are both over); the second CPU path
-    (LABKIT_BUDGETS=0) is not."""
+    by a plugin; the cell computes, so wall and CPU time are both over); with LABKIT_BUDGETS=0 it is
+    not."""
     import nbformat
 
     where = ROOT / "test-artifacts" / f"budget-{os.getpid()}"   # under the root conftest.py, git-ignored

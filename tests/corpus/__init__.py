@@ -36,6 +36,9 @@ class Entry:
     make: Callable[[Path], Any] | None = None
     #: a known hole: why this wrong answer still scores by another rule (a strict xfail until a judge sees it)
     hole: str = ""
+    #: written blind (`add_blind`): judged by its rule at both seeds; the panel/grader agreement is the
+    #: team's entries' to test
+    blind: bool = False
 
     def build(self, tmp: Path) -> Any:
         if (self.answer is _UNSET) == (self.make is None):
@@ -88,7 +91,7 @@ def add_blind(corpus: dict[str, list[Entry]], blind: Any, *, slow: Iterable[str]
     def entry(e: Entry) -> Entry:
         if e.name in reclassify:
             e = RECLASSIFY[reclassify[e.name][0]](e)
-        return dataclasses.replace(e, hole=holes[e.name]) if e.name in holes else e
+        return dataclasses.replace(e, hole=holes.get(e.name, e.hole), blind=True)
 
     for exercise, entries in blind.CORPUS.items():
         corpus[exercise] = corpus[exercise] + [entry(e) for e in entries if e.name not in slow]

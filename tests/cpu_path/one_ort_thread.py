@@ -1,4 +1,4 @@
-"""IPython startup file for CI's second nbval pass (see `make test-cpu-path`): every ONNX Runtime
+"""IPython startup file for nbval's run of the solutions (see `make test-notebooks`): every ONNX Runtime
 session a notebook opens without choosing a thread count gets one intra-op thread instead of one per
 core, so float sums take another path. Committed outputs must hold on it too."""
 import onnxruntime as _ort
