@@ -14,20 +14,33 @@ def strip_ansi(text: str) -> str:
     return ANSI.sub("", text)
 
 
-def shorten(text: object, limit: int = 300) -> str:
+def shorten(text: object, limit: int = 300, *, keep_end: bool = False) -> str:
     """`text` on one line (whitespace runs collapsed, no colour codes), at most `limit` characters, cut at
     a word boundary.
 
-    A cut text ends with "…"; a single word longer than the limit is cut inside the word."""
+    A cut text ends with "…"; a single word longer than the limit is cut inside the word. With `keep_end`
+    the middle is cut instead ("start … end"): an error's end often says what was expected or what came."""
     s = " ".join(strip_ansi(str(text)).split())
     if len(s) <= limit:
         return s
     limit = max(limit, 2)
-    cut = s[: limit - 1]
+    if keep_end and limit >= 40:
+        tail_len = limit * 2 // 5
+        tail = s[-tail_len:]
+        space = tail.find(" ")
+        if 0 <= space < tail_len // 2:   # start the tail at a word
+            tail = tail[space + 1:]
+        return _head(s, limit - len(tail) - 2) + f"{ELLIPSIS} " + tail
+    return _head(s, limit - 1) + ELLIPSIS
+
+
+def _head(s: str, n: int) -> str:
+    """The first `n` characters of `s` or fewer, cut at a word boundary not too far back."""
+    cut = s[:n]
     space = cut.rfind(" ")
-    if space >= limit // 2:          # a word boundary not too far back
+    if space >= (n + 1) // 2:          # a word boundary not too far back
         cut = cut[:space]
-    return cut.rstrip(" ,;:.-") + ELLIPSIS
+    return cut.rstrip(" ,;:.-")
 
 
 def root_cause(e: BaseException, depth: int = 10) -> BaseException:

@@ -155,6 +155,35 @@ def test_an_engine_error_is_printed_once_per_panel():
     assert once_per_panel("", ["a", "b"]) == ["a", "b"]
 
 
+def test_a_panel_says_its_first_failure_once_in_its_row():
+    """The verdict's message quotes the first failed test (for grades.csv); the panel's summary leaves that
+    to the test's own row, which shows it whole (issue 36: "restates its first test, then lists it again
+    as (the same error as above)")."""
+    err = "the logits differ from PyTorch's at batch 3, length 7: largest difference 0.41 at position 5"
+    r = Result("99.x", "x", "failed", 1.0, 3.0, f"1/3 tests passed. batch 3: {err}",
+               [TestResult("batch 1", True, "matches"), TestResult("batch 3", False, err),
+                TestResult("length 1", False, "not run (after 'batch 3' failed)")])
+    page = panel_html(r)
+    assert page.count("largest difference 0.41") == 1 and "(the same error as above)" not in page
+    assert "1/3 tests passed." in page and "batch 3</b>: the logits differ" in page
+    assert r.message.endswith(err), "the message itself keeps the first failure for text output"
+
+
+def test_an_engine_error_keeps_which_indices_and_its_end():
+    from labkit.checks.judging import error_line
+
+    e = RuntimeError("[ONNXRuntimeError] : 2 : INVALID_ARGUMENT : Got invalid dimensions for input: x for the "
+                     "following indices\n index: 0 Got: 2 Expected: 1\n index: 1 Got: 7 Expected: 5\n Please fix "
+                     "either the inputs/outputs or the model.")
+    assert error_line(e) == ("Got invalid dimensions for input: x for the following indices: "
+                             "index: 0 Got: 2 Expected: 1; index: 1 Got: 7 Expected: 5")
+    long = ValueError("the start of a long error " + "filler " * 60 + "and its end: expected 5, got 7")
+    cut = error_line(long, 120)
+    assert len(cut) <= 120 and cut.startswith("the start of a long error") and cut.endswith("expected 5, got 7")
+    assert "… " in cut
+    assert shorten("x" * 50, 10, keep_end=True) == "x" * 9 + "…"  # too short to keep both ends
+
+
 def test_passing_tests_keep_their_whole_message():
     same = "matches scikit-learn on every test digit, largest difference well below the tolerance of 1e-5"
     r = Result("99.x", "x", "passed", 2.0, 2.0, "2/2 tests passed",

@@ -26,13 +26,14 @@ def panel_html(r: Result) -> str:
     e = html.escape
     color = COLORS.get(r.status, "#6e7781")
     failed = [t for t in r.tests if not t.passed]   # errors are said once; a passing test's message stays whole
-    said = dict(zip(map(id, failed), once_per_panel(r.message, [t.message for t in failed])))
+    summary = panel_summary(r.message, failed)
+    said = dict(zip(map(id, failed), once_per_panel(summary, [t.message for t in failed])))
     rows = "".join(
         f"<li style='margin:1px 0'><span style='color:{COLORS['passed'] if t.passed else COLORS['failed']}'>"
         f"{'✔' if t.passed else '✘'}</span> <b>{e(t.name)}</b>: {inline_markdown(said.get(id(t), t.message))}</li>"
         for t in r.tests)
     tests = f"<ul style='list-style:none;padding-left:0.5em;margin:4px 0'>{rows}</ul>" if rows else ""
-    msg = "" if (r.status == "passed" and r.tests) else f"<div style='margin:4px 0'>{inline_markdown(r.message)}</div>"
+    msg = "" if (r.status == "passed" and r.tests) else f"<div style='margin:4px 0'>{inline_markdown(summary)}</div>"
     hint = hint_html(r.hint) if r.status != "passed" else ""
     ex = REGISTRY.get(r.exercise)
     unit = "bonus points (outside the lesson's maximum)" if ex is not None and ex.bonus else "points"
@@ -56,6 +57,13 @@ def hint_html(hint: str) -> str:
 
 
 LONG_ERROR = 60   # a message part this long, seen again in the same panel, is said once
+
+
+def panel_summary(message: str, failed: list) -> str:
+    """A verdict's message without the first failed test's "name: message", which its own row shows (the
+    message keeps it for grades.csv and text output, where no rows follow)."""
+    clause = f" {failed[0].name}: {failed[0].message}" if failed else ""
+    return message.replace(clause, "", 1) if clause and clause in message else message
 
 
 def once_per_panel(first: str, messages: list[str]) -> list[str]:

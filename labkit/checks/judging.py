@@ -374,13 +374,17 @@ def judge_saved(ex: Exercise, folder: str | os.PathLike, seed: int) -> Result:
 
 def error_line(e: BaseException, n: int = 200) -> str:
     """The useful part of an exception's message for a judge's TestResult: its first line, without the
-    code and source-file prefix ONNX Runtime puts in front ("[ONNXRuntimeError] : 2 : ... : file.cc:12 f()")."""
+    code and source-file prefix ONNX Runtime puts in front ("[ONNXRuntimeError] : 2 : ... : file.cc:12 f()"),
+    with the lines that say which indices were wrong when the first line announces them; cut in the
+    middle when long, so the end of the message stays."""
     import re
 
-    text = (str(e).strip().splitlines() or [type(e).__name__])[0]
-    text = re.sub(r"^\[ONNXRuntimeError\] : \d+ : \w+ : ", "", text)
+    lines = [line.strip() for line in str(e).strip().splitlines() if line.strip()] or [type(e).__name__]
+    text = re.sub(r"^\[ONNXRuntimeError\] : \d+ : \w+ : ", "", lines[0])
     text = re.sub(r"^\S+\.(cc|h|cpp):\d+ [^(]*\([^)]*\)\s*", "", text)
-    return shorten(text, n)
+    if text.endswith("indices"):  # "Got invalid dimensions for input: x for the following indices"
+        text += ": " + "; ".join(line for line in lines[1:] if line.startswith("index:"))
+    return shorten(text, n, keep_end=True)
 
 
 def expect_close(name: str, got: Any, want: np.ndarray, *, rtol: float = 1e-4, atol: float = 1e-5) -> TestResult:
