@@ -70,10 +70,7 @@ TEXT_ALLOWED: dict[str, tuple[set[str], str]] = {
 }
 # lesson -> {cell id: why its figure may be wider than IMAGE_WIDTH}
 IMAGE_ALLOWED: dict[str, dict[str, str]] = {
-    "04_ort_inference": {"l04-32": "599 px (shown at 99 %)"},
-    "05_fusion": {"f824a062": "990 px, not yet resized"},
     "08_browser": {"q08-42-code": "1280 px: a screenshot of the lesson's web page, meant to be zoomed"},
-    "09_transformer": {"l09-19": "610 px (shown at 97 %)"},
 }
 
 
