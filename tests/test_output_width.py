@@ -53,7 +53,7 @@ TEXT_ALLOWED: dict[str, tuple[set[str], str]] = {
     "05_fusion": ({"25db1ed4", "dd59eec3", "702a2055", "506e2934", "c7479840", "68397f7f",
                    "ae16393e", "26b4fbaf", "815eebc5", "97da8110"},
                   "onnx.printer graphs and op-count dicts before/after fusion"),
-    "06_quantization": ({"q06-27-code", "q06-29-code", "q06-35-code",
+    "06_quantization": ({"q06-27-code", "q06-29-code",
                          "q06-41-code", "72292525", "6da1a1d9", "781bb29e"},
                         "node lists of quantized graphs, one-line timing verdicts"),
     "08_browser": ({"q08-06-code", "q08-08-code", "q08-18-code", "q08-20-code",
