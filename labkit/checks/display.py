@@ -62,7 +62,7 @@ LONG_ERROR = 60   # a message part this long, seen again in the same panel, is s
 def panel_summary(message: str, failed: list) -> str:
     """A verdict's message without the first failed test's "name: message", which its own row shows (the
     message keeps it for grades.csv and text output, where no rows follow)."""
-    clause = f" {failed[0].name}: {failed[0].message}" if failed else ""
+    clause = f" {failed[0].said()}" if failed else ""
     return message.replace(clause, "", 1) if clause and clause in message else message
 
 

@@ -194,7 +194,7 @@ def score(ex: Exercise, spec: JudgeSpec, yielded: list[TestResult | DidNotDo]) -
     if any(not t.passed for t in tests if t.name in spec.skill):
         share = min(share, SKILL_CAP)
     first = next((t for t in tests if not t.passed), None)
-    message = f"{passed}/{len(tests)} tests passed." + (f" {first.name}: {first.message}" if first else "")
+    message = f"{passed}/{len(tests)} tests passed." + (f" {first.said()}" if first else "")
     if skipped:
         share = min(share, SKIPPED_CAP)
         message = (f"This answer does not do the exercise: {skipped[0].message} "

@@ -21,6 +21,10 @@ class TestResult:
     passed: bool
     message: str = ""
 
+    def said(self) -> str:
+        """"name: message", as a verdict's summary quotes its first failed test (and a panel leaves out)."""
+        return f"{self.name}: {self.message}"
+
 
 @dataclass
 class Result:
