@@ -2,7 +2,8 @@
 diffs only where its outputs changed. nbdev's `clean_nb` is the model.
 
 Dropped: widget state and papermill's run record (notebook metadata), each cell's execution timings and
-papermill record, widget views in outputs (their state is gone; the text/plain beside them stays), and
+papermill record, widget views in outputs (their state is gone; the text/plain beside them stays, ipywidgets' repr of a
+container replaced by one line, WIDGET_NOTE), and
 what changes on every run without meaning anything: the kernel's temporary file names in warnings
 (`/tmp/ipykernel_123/456.py` -> `<ipython-input>`) and object addresses in reprs (`<X at 0x7f..>` -> `<X>`,
 which `tests/nbval_sanitize.cfg` also strips from the outputs a run produces).
@@ -27,6 +28,11 @@ NB_METADATA_KEYS = ("kernelspec", "language_info", "labkit")
 #: cell metadata that stays
 CELL_METADATA_KEYS = ("tags", "editable", "deletable", "jupyter", "slideshow", "labkit")
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+#: the text a widget's output keeps (labkit's widgets write it, `clean` puts it in place of ipywidgets' repr):
+#: the same words the course's CSS shows where a widget view has lost its state
+WIDGET_NOTE = "(an interactive widget: run this cell again to see it)"
+#: ipywidgets' repr of a container widget, `VBox(children=(HTML(value='<style>...` (every child spelled out)
+WIDGET_REPR = re.compile(r"^[A-Za-z_]+\(children=")
 IPYKERNEL_FILE = re.compile(r"/tmp/ipykernel_\d+/\d+\.py")
 ADDRESS_IN_REPR = re.compile(r"(<[^<>\n]*?) at 0x[0-9a-fA-F]+(>)")
 
@@ -47,6 +53,9 @@ def _clean_output(out: dict) -> None:
     if isinstance(data, dict):
         if WIDGET_VIEW in data and len(data) > 1:
             del data[WIDGET_VIEW]
+        plain = data.get("text/plain")
+        if plain is not None and WIDGET_REPR.match("".join(plain) if isinstance(plain, list) else str(plain)):
+            data["text/plain"] = WIDGET_NOTE
         for mime in list(data):
             if mime.startswith("text/"):
                 data[mime] = _text(data[mime], lambda s: ADDRESS_IN_REPR.sub(r"\1\2", s))

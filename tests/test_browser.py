@@ -7,7 +7,9 @@ in the parameters cell (what CI runs): Run All in the browser, then no error out
 warnings, every widget rendered (no "Error displaying widget"), every check panel rendered and passed,
 every plot drawn, every Netron viewer showing the graph. Every other solution is opened with its
 committed outputs (nbval already proved them in the notebooks tier; running it here again would be a
-fourth execution): the same checks on what a reader sees before running anything. For lesson 01 (00 until 01 exists): the
+fourth execution): the same checks on what a reader sees before running anything. Both are shown at
+1024x768 with the file browser open, as on a laptop: every code line, printed line, figure and HTML output
+of every lesson is measured against its cell's width (`fits_1024`) and screenshot at 1024 px. For lesson 01 (00 until 01 exists): the
 lesson runs with every panel "not attempted", then an exercise is typed into the answer cell's editor,
 run, and its panel turns to passed; the quiz is answered by clicking its radio buttons. Every quiz of every
 lesson, in one generated notebook, is laid out at 1024x768 and 1280x800 (options wrap beside their radio
@@ -399,31 +401,35 @@ OPEN = [p for p in SOLUTIONS if p.stem not in FULL_RUN]
 
 
 @pytest.mark.parametrize("solution", OPEN, ids=[p.stem for p in OPEN])
-def test_solution_opens_in_jupyterlab(page, lab, solution):
-    """A solution opened as committed: every output renders (panels passed, plots, no widget errors)."""
+def test_solution_opens_in_jupyterlab(laptop_page, lab, solution):
+    """A solution opened as committed, at 1024x768 with the file browser open: every output renders
+    (panels passed, plots, no widget errors) and fits (`fits_1024`)."""
+    page = laptop_page
     open_notebook(page, lab, f"solutions/{solution.name}")
     try:
         page.wait_for_function(WIDGETS_RENDERED, timeout=30_000, polling=250)
     except sync_api.TimeoutError:
         pass  # reported precisely by check_rendered
     cells = page.evaluate(CELLS)
-    shot = screenshot(page, f"solution-{solution.stem}")
+    fit = fits_1024(page, lab, solution)
     summary = check_rendered(cells, status="passed", name=solution.name, expect_images=_committed_images(solution),
                              live=False)
     assert not page.console_errors, f"{solution.name}: JavaScript errors in the page: {page.console_errors[:3]}"
-    print(f"{solution.stem} (opened): {summary} -> {shot.relative_to(ROOT)}")
+    print(f"{solution.stem} (opened): {summary}; {fit}")
 
 
 @pytest.mark.parametrize("solution", RUN, ids=[p.stem for p in RUN])
-def test_solution_runs_in_jupyterlab(page, lab, solution):
-    """Run All on a solution notebook: clean outputs, widgets, plots, and every panel passed."""
+def test_solution_runs_in_jupyterlab(laptop_page, lab, solution):
+    """Run All on a solution notebook at 1024x768: clean outputs, widgets, plots, every panel passed, and
+    what it printed fits (`fits_1024`)."""
+    page = laptop_page
     open_notebook(page, lab, f"solutions/{solution.name}")
     cells = run_all(page, lab, solution.stem)
-    shot = screenshot(page, f"solution-{solution.stem}")
+    fit = fits_1024(page, lab, solution)
     summary = check_rendered(cells, status="passed", name=solution.name, expect_images=_committed_images(solution))
     check_netron_frames(page, solution.stem)
     assert not page.console_errors, f"{solution.name}: JavaScript errors in the page: {page.console_errors[:3]}"
-    print(f"{solution.stem}: {summary} -> {shot.relative_to(ROOT)}")
+    print(f"{solution.stem}: {summary}; {fit}")
 
 
 def _solution_body(lesson: str, exercise: str) -> str:
@@ -738,102 +744,137 @@ def test_quiz_clicks_are_saved_reopened_and_graded(page, lab, tmp_path):
     assert row["status"] == "passed" and float(row["points"]) == float(row["max_points"]) == get(quiz_id).points, row
 
 
-# ------------------------------------------------------------------ code at 1024x768, the file browser open
+# ------------------------------------------------------------------ every lesson at 1024x768, the file browser open
 
 LAPTOP = {"width": 1024, "height": 768}
 TALL = 3000
 
-
-def _widest_lesson() -> Path:
-    """The solution with the most code lines of 85 to 88 characters (88 is [tool.ruff]'s line-length)."""
-    def wide(path: Path) -> int:
-        nb = nbformat.read(path, as_version=4)
-        return sum(85 <= len(line) <= 88 for c in nb.cells if c.cell_type == "code" for line in c.source.splitlines())
-    return max(SOLUTIONS, key=wide)
-
-
-# Every line of every code cell's editor: the right edge of its text against the editor's visible right
-# edge, and the editor's own overflow (a horizontal scrollbar under the cell). Also how many characters
-# fit, from the width of the longest ASCII line, and how wide the file browser is.
-CODE_FIT = """async (sel) => {
-  const cut = []; const sideways = []; const lengths = []; let widest = null;
-  const scrollers = Array.from(document.querySelectorAll(sel + ' .jp-CodeCell .jp-InputArea .cm-scroller'));
-  for (const [cell, scroller] of scrollers.entries()) {
-    // CodeMirror draws only the lines near the window: bring each editor into view first
-    scroller.scrollIntoView({block: 'start'});
-    await new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)));
-    const right = scroller.getBoundingClientRect().left + scroller.clientWidth;
-    if (scroller.scrollWidth > scroller.clientWidth + 1)
-      sideways.push(`code cell ${cell + 1}: ${scroller.scrollWidth} px in ${scroller.clientWidth} px`);
-    for (const line of scroller.querySelectorAll('.cm-line')) {
-      const text = line.textContent;
-      lengths.push(text.length);
-      if (!text.length) continue;
-      const range = document.createRange(); range.selectNodeContents(line);
-      const r = range.getBoundingClientRect();
-      if (r.right > right + 0.5)
-        cut.push(`code cell ${cell + 1}, ${text.length} chars, ${Math.round(r.right - right)} px cut: ${text.trim().slice(0, 50)}`);
-      if (/^[\\x20-\\x7e]+$/.test(text) && (!widest || text.length > widest.chars))
-        widest = {chars: text.length, width: r.width, room: right - r.left};
+# Per cell (by id), as drawn: every code line's right edge against its editor's visible right edge, and
+# the editor's own overflow (a horizontal scrollbar under the cell); every text output laid out without
+# wrapping against its box (wider: JupyterLab wraps it); every image's drawn width against its own (less:
+# shrunk); every HTML output wider than its box. Also how many characters fit, from the longest ASCII
+# line, and how wide the file browser is. The notebook's scrollbar is forced on, so the notebook has the
+# width it has on a laptop whatever its height.
+FIT = """async (sel) => {
+  const outer = document.querySelector(sel + ' .jp-WindowedPanel-outer');
+  outer.style.overflowY = 'scroll';
+  await new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)));
+  const cut = []; const sideways = []; const lengths = []; const wrapped = {}; const shrunk = {};
+  const wide_html = []; let widest = null;
+  const cells = window.jupyterapp.shell.currentWidget.content.widgets;
+  for (const cell of cells) {
+    const id = cell.model.id;
+    const scroller = cell.node.querySelector('.jp-InputArea .cm-scroller');
+    if (cell.model.type === 'code' && scroller) {
+      // CodeMirror draws only the lines near the window: bring each editor into view first
+      scroller.scrollIntoView({block: 'start'});
+      await new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)));
+      const right = scroller.getBoundingClientRect().left + scroller.clientWidth;
+      if (scroller.scrollWidth > scroller.clientWidth + 1)
+        sideways.push(`cell ${id}: ${scroller.scrollWidth} px in ${scroller.clientWidth} px`);
+      for (const line of scroller.querySelectorAll('.cm-line')) {
+        const text = line.textContent;
+        lengths.push(text.length);
+        if (!text.length) continue;
+        const range = document.createRange(); range.selectNodeContents(line);
+        const r = range.getBoundingClientRect();
+        if (r.right > right + 0.5)
+          cut.push(`cell ${id}, ${text.length} chars, ${Math.round(r.right - right)} px cut: ${text.trim().slice(0, 50)}`);
+        if (/^[\\x20-\\x7e]+$/.test(text) && (!widest || text.length > widest.chars))
+          widest = {chars: text.length, width: r.width, room: right - r.left};
+      }
+    }
+    for (const pre of cell.node.querySelectorAll('.jp-OutputArea-output pre')) {
+      const before = pre.style.whiteSpace;
+      pre.style.whiteSpace = 'pre';
+      if (pre.scrollWidth > pre.clientWidth + 1) (wrapped[id] = wrapped[id] || []).push(pre.scrollWidth);
+      pre.style.whiteSpace = before;
+    }
+    for (const img of cell.node.querySelectorAll('.jp-OutputArea-output img')) {
+      const drawn = img.getBoundingClientRect().width;
+      if (img.naturalWidth && drawn < img.naturalWidth - 1) shrunk[id] = Math.round(100 * drawn / img.naturalWidth);
+    }
+    for (const html of cell.node.querySelectorAll('.jp-OutputArea-output.jp-RenderedHTMLCommon')) {
+      if (html.scrollWidth > html.clientWidth + 1) wide_html.push(`cell ${id}: ${html.scrollWidth} px in ${html.clientWidth} px`);
     }
   }
   const browser = document.getElementById('filebrowser');
-  const editor = scrollers.length ? getComputedStyle(scrollers[0]) : null;
-  return {cut, sideways, lengths, editors: scrollers.length, font: editor && editor.fontSize,
+  const editor = document.querySelector(sel + ' .cm-scroller');
+  const result = {cut, sideways, lengths, wrapped, shrunk, wide_html, font: editor && getComputedStyle(editor).fontSize,
           char_px: widest && widest.width / widest.chars, fit: widest && Math.floor(widest.room / (widest.width / widest.chars)),
           file_browser: browser && browser.checkVisibility() ? Math.round(browser.getBoundingClientRect().width) : 0,
-          scrollbar: (o => o ? o.offsetWidth - o.clientWidth : null)(document.querySelector(sel + ' .jp-WindowedPanel-outer'))};
+          scrollbar: outer.offsetWidth - outer.clientWidth,
+          breaks: (p => p ? getComputedStyle(p).wordBreak : null)(document.querySelector(sel + ' .jp-OutputArea-output pre'))};
+  outer.style.overflowY = '';
+  return result;
 }"""
 
 
-@pytest.fixture
-def laptop_page(browser, lab):
+@pytest.fixture(scope="module")
+def laptop_lab(browser, lab):
     """JupyterLab at 1024x768 as a learner first sees it (a fresh layout: the file browser open), in a
     Chromium that draws scrollbars as a desktop one does: Playwright starts headless Chromium with
-    --hide-scrollbars, which gives a notebook the 15 px its vertical scrollbar takes on screen."""
+    --hide-scrollbars, which gives a notebook the 15 px its vertical scrollbar takes on screen. One page for
+    the module, as `lab_page`."""
     desktop = browser.browser_type.launch(executable_path=chromium(), args=CHROMIUM_ARGS, headless=True,
                                           ignore_default_args=["--hide-scrollbars"])
     try:
         context, pg, errors = open_lab(desktop, lab, "laptop", LAPTOP)
-        pg.console_errors = errors
-        yield pg
-        close_notebooks(pg)
+        yield pg, errors
         context.close()
     finally:
         desktop.close()
-        lab.shutdown_kernels()
 
 
-def test_every_code_line_fits_1024px_with_the_file_browser_open(laptop_page, lab):
-    """The lesson with the most 85-88-character code lines, opened (not run) at 1024x768 with the file
-    browser open: no line of any code cell runs past its editor's visible edge or makes it scroll sideways.
-    The layout is what `make lab` and Binder install from binder/ (overrides.json, custom.css)."""
-    page = laptop_page
-    lesson = _widest_lesson()
-    open_notebook(page, lab, f"solutions/{lesson.name}")
+@pytest.fixture
+def laptop_page(laptop_lab, lab):
+    pg, errors = laptop_lab
+    errors.clear()
+    pg.console_errors = errors
+    yield pg
+    close_notebooks(pg)
+    pg.set_viewport_size(LAPTOP)
+    lab.shutdown_kernels()
+
+
+def fits_1024(page, lab: LabServer, solution: Path) -> str:
+    """The notebook on screen, at 1024 px with the file browser open: no code line runs past its editor's
+    edge or makes it scroll sideways, no printed line wraps and no figure is shrunk except the cells
+    tests/test_output_width.py allows (that test's character and pixel model is what this measures), no
+    HTML output is wider than its cell. Screenshot `solution-NN_name.png`, 1024 px wide. The layout is
+    what `make lab` and Binder install from binder/ (overrides.json, custom.css)."""
+    from test_output_width import IMAGE_ALLOWED, TEXT_ALLOWED
+
     # CodeMirror draws only the lines near the window, and a cell of 60 lines is taller than 768 px: measured
-    # 1024 px wide and 3000 px high, where each editor scrolled into view is drawn whole. The width is the
-    # same as at 768 px high while the notebook still scrolls (its scrollbar takes its room: checked below).
+    # 1024 px wide and 3000 px high, where each editor scrolled into view is drawn whole (same width).
     page.set_viewport_size({"width": LAPTOP["width"], "height": TALL})
     page.wait_for_timeout(500)   # fonts and the editors' measurements settle
-    found = page.evaluate(CODE_FIT, CURRENT)
+    found = page.evaluate(FIT, CURRENT)
     page.set_viewport_size(LAPTOP)
-    shot = screenshot(page, f"laptop-1024-{lesson.stem}", width=LAPTOP["width"])
-    nb = nbformat.read(lesson, as_version=4)
+    shot = screenshot(page, f"solution-{solution.stem}", width=LAPTOP["width"])
+    nb = nbformat.read(lab.root_dir / "solutions" / solution.name, as_version=4)  # as served
     lengths = sorted(len(line) for c in nb.cells if c.cell_type == "code" for line in c.source.split("\n"))
-    assert found["file_browser"] > 0, "the file browser is not open in a fresh layout"
-    assert found["scrollbar"] > 0, f"{lesson.name} is shorter than {TALL} px: no scrollbar took its room"
+    summary = (f"{found['fit']} characters fit at {found['font']} ({found['char_px']:.2f} px each), file browser "
+               f"{found['file_browser']} px -> {shot.relative_to(ROOT)}")
+    name = solution.name
+    assert found["file_browser"] > 0, f"{name}: the file browser is not open in a fresh layout"
+    assert found["scrollbar"] > 0, f"{name}: no scrollbar took its room: the width measured is not a laptop's"
     assert sorted(found["lengths"]) == lengths, \
-        f"the page shows {len(found['lengths'])} code lines, the notebook has {len(lengths)}: not every editor is measured"
-    summary = (f"{lesson.stem}: {found['fit']} characters fit at {found['font']} ({found['char_px']:.2f} px each), "
-               f"file browser {found['file_browser']} px, scrollbar {found['scrollbar']} px -> {shot.relative_to(ROOT)}")
-    print(summary)
+        f"{name}: the page shows {len(found['lengths'])} code lines, the notebook has {len(lengths)}: not all measured"
     assert not found["cut"] and not found["sideways"], (
-        f"{summary}\n{len(found['cut'])} code lines cut, {len(found['sideways'])} code cells scroll sideways at "
-        "1024 px (after changing binder/, `make .venv/.labkit-installed` installs it):\n- "
+        f"{name}: {summary}\n{len(found['cut'])} code lines cut, {len(found['sideways'])} code cells scroll "
+        "sideways at 1024 px (after changing binder/, `make .venv/.labkit-installed` installs it):\n- "
         + "\n- ".join(found["cut"][:12] + found["sideways"][:3]))
-    assert found["fit"] >= 88, summary
-    assert not page.console_errors, f"JavaScript errors in the page: {page.console_errors[:3]}"
+    assert found["fit"] >= 88, f"{name}: {summary}"
+    allowed_text = TEXT_ALLOWED.get(solution.stem, (set(), ""))[0]
+    wrapped = {c: w for c, w in found["wrapped"].items() if c not in allowed_text}
+    shrunk = {c: pct for c, pct in found["shrunk"].items() if c not in IMAGE_ALLOWED.get(solution.stem, {})}
+    assert not wrapped, f"{name}: printed lines wrap at 1024 px (cell: widths in px): {wrapped} ({shot})"
+    assert not shrunk, f"{name}: figures shrunk at 1024 px (cell: % of their size): {shrunk} ({shot})"
+    assert found["breaks"] in (None, "normal"), \
+        f"{name}: a long printed line breaks mid-word (word-break: {found['breaks']}): binder/custom.css is not in effect"
+    assert not found["wide_html"], f"{name}: HTML wider than its cell: {found['wide_html'][:3]} ({shot})"
+    return summary
 
 
 # ------------------------------------------------------------------ lesson 08: the link after Run All, your own browser

@@ -74,6 +74,34 @@ def test_clean_is_idempotent_and_a_widget_only_output_is_kept():
         "an output that is only a widget view keeps it (dropping it would leave nbval an output less)"
 
 
+def test_clean_replaces_a_containers_repr_with_one_line():
+    """ipywidgets' repr of a VBox spells out every child (a quiz's CSS and all): a reopened notebook would
+    show it as text where the widget was. It becomes WIDGET_NOTE; a short repr stays as it is."""
+    from labkit.clean import WIDGET_NOTE
+
+    nb = _run_notebook()
+    box = "VBox(children=(HTML(value='<style>\\n.labkit-quiz .widget-radio { width: auto; }'), RadioButtons(…"
+    nb["cells"][2]["outputs"].append(json.loads(json.dumps(nbformat.v4.new_output(
+        "display_data", data={"text/plain": box.splitlines(keepends=True),
+                              "application/vnd.jupyter.widget-view+json": WIDGET}))))
+    out = clean_notebook(nb)["cells"][2]["outputs"]
+    assert [_joined(o["data"]) for o in out] == [{"text/plain": "IntSlider(value=3)"}, {"text/plain": WIDGET_NOTE}]
+    assert clean_notebook(clean_notebook(nb)) == clean_notebook(nb)
+
+
+def test_labkit_widgets_write_the_one_line_text(monkeypatch):
+    """What the quiz buttons and the course's widgets display: their view and WIDGET_NOTE as text, so a
+    fresh run's output equals the committed one that `labkit clean` left (nbval compares text/plain)."""
+    import ipywidgets
+
+    from labkit.checks.display import widget_bundle
+    from labkit.clean import WIDGET_NOTE
+
+    bundle = widget_bundle(ipywidgets.VBox([ipywidgets.HTML("<style>.x {}</style>"), ipywidgets.IntSlider()]))
+    assert bundle["text/plain"] == WIDGET_NOTE
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+
+
 def test_clean_file_check_then_clean(tmp_path):
     path = tmp_path / "nb.ipynb"
     path.write_text(json.dumps(_run_notebook()))

@@ -160,4 +160,15 @@ def show_with_fallback(widget, static_html: str) -> None:
     display({"text/html": f"{QUIZ_CSS}<div class='labkit-static'>{note}{static_html}</div>",
              "text/plain": "(a widget: run this cell to use it)"}, raw=True)
     widget.add_class("labkit-live")
-    display(widget._repr_mimebundle_(), raw=True)   # not display(widget): it may be the caller
+    display(widget_bundle(widget), raw=True)   # not display(widget): it may be the caller
+
+
+def widget_bundle(widget) -> dict:
+    """`widget`'s display data with a one-line text/plain: a saved notebook keeps the text beside the
+    widget's view, and a reopened one without the widget's state shows it (ipywidgets' repr would spell
+    out every child, CSS and all)."""
+    from ..clean import WIDGET_NOTE
+
+    bundle = dict(widget._repr_mimebundle_())
+    bundle["text/plain"] = WIDGET_NOTE
+    return bundle

@@ -22,7 +22,7 @@ import json
 import os
 from typing import Any
 
-from .display import QUIZ_CSS, inline_markdown, plain_markdown
+from .display import QUIZ_CSS, inline_markdown, plain_markdown, widget_bundle
 from .registry import Exercise, get
 
 HOW = ("Click one option per question. Each click is written into the code of this cell "
@@ -116,7 +116,7 @@ def quiz_buttons(id: str, answers: Any) -> None:
         box = _widget(ex, answers, keys, var, handle)
     except ImportError:   # no ipywidgets: the static copy and the code stay the way to answer
         return
-    display(box._repr_mimebundle_(), raw=True)
+    display(widget_bundle(box), raw=True)
 
 
 def _widget(ex: Exercise, answers: dict, keys: list[str], var: str, handle: Any):
