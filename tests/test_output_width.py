@@ -4,19 +4,19 @@ No kernel and no browser: reads the JSON only (about a second for every lesson).
 to 88 by tests/test_notebook_style.py; here the outputs, which a reader sees as committed:
 
 - TEXT_WIDTH = 88 characters per line of text output (stream, and text/plain where it is what
-  JupyterLab renders: no HTML or image beside it). Measured in JupyterLab 4.6 in headless Chromium
-  at 1024x768 with the file browser open at its default 250 px: the output area is 584 px wide and
-  the default 13 px code font is 7.83 px a character, so 74 characters fit before a line wraps;
-  88 fit with the file browser narrowed to 140 px or at an 11 px code font (6.62 px a character).
+  JupyterLab renders: no HTML or image beside it). JupyterLab's defaults (a 250 px file browser, a 13 px
+  code font) fit 74; the layout `make lab` and Binder install (binder/: a 180 px file browser, a 12 px
+  font for code and printed output alike) fits them: the browser tier finds no printed line of 88
+  characters wrapped in any lesson.
   Code already uses 88 columns ([tool.ruff] line-length), so outputs get the same width: one rule.
-- IMAGE_WIDTH = 592 px: the output area's width in that window (the same at any font size). A
+- IMAGE_WIDTH = 592 px: at most the output area's width in that window (the same at any font size). A
   wider PNG is shrunk to fit (a 1287 px figure shows at 46 %: its labels become unreadable);
   matplotlib's figsize=(6, ...) at the inline backend's 100 dpi gives at most 600 px before
   bbox_inches="tight" trims it.
 
 An overflow that is not cheap to fix is listed in TEXT_ALLOWED / IMAGE_ALLOWED with its reason; an
 entry that no longer overflows fails too, so the lists only shrink. What stays listed wraps as prose does,
-at a space: an error or warning as raised, a list or dict of names, quoted source. A table (rows of
+at a space (binder/custom.css): an error or warning as raised, a list or dict of names, quoted source. A table (rows of
 aligned columns) is never listed: a wrapped row breaks its columns, so it is printed narrower. The browser
 tier (tests/test_browser.py, `fits_1024`) measures every lesson at 1024 px against these same lists.
 """
