@@ -286,18 +286,25 @@ def run_all(page, lab: LabServer, name: str) -> list[dict]:
 
 
 def screenshot(page, name: str, width: int = WIDTH) -> Path:
-    """The whole notebook in one image: the viewport is stretched to the notebook's height."""
+    """The whole notebook: the viewport stretched to the notebook's height, in parts of at most 30 000 px
+    (Chromium's limit; lesson 09 is taller) named `name.png`, `name-2.png`, ...; returns the first."""
     SHOTS.mkdir(parents=True, exist_ok=True)
-    path = SHOTS / f"{name}.png"
-    height = page.evaluate("""() => { const o = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-WindowedPanel-outer');
-                                       return o ? o.scrollHeight : 0; }""")
+    outer = "document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-WindowedPanel-outer')"
+    height = page.evaluate(f"() => {{ const o = {outer}; return o ? o.scrollHeight : 0; }}")
     size = page.viewport_size
-    page.set_viewport_size({"width": width, "height": min(max(900, height + 160), 30_000)})
-    page.evaluate("() => document.querySelectorAll('.jp-WindowedPanel-outer').forEach(o => { o.scrollTop = 0; })")
-    page.wait_for_timeout(300)
-    page.screenshot(path=str(path))
+    tall = min(max(900, height + 160), 30_000)
+    page.set_viewport_size({"width": width, "height": tall})
+    paths, top = [], 0
+    while True:
+        page.evaluate(f"(top) => {{ const o = {outer}; if (o) o.scrollTop = top; }}", top)
+        page.wait_for_timeout(300)
+        paths.append(SHOTS / (f"{name}.png" if not paths else f"{name}-{len(paths) + 1}.png"))
+        page.screenshot(path=str(paths[-1]))
+        top += tall - 400   # the notebook shows less than its window (menus, toolbar): parts overlap
+        if top >= height or len(paths) == 5:
+            break
     page.set_viewport_size(size)
-    return path
+    return paths[0]
 
 
 def _where(cell: dict) -> str:
