@@ -1,5 +1,5 @@
 """Lesson 09 exercise specs (what the learner sees, references, test inputs, quiz answers): export a transformer with dynamic
-shapes, greedy generation with the key/value cache, perplexity.
+shapes, greedy generation with the key/value cache, a batch of prompts of different lengths, perplexity.
 
 Conventions (the notebook's prompts state the same, the judges below enforce them):
 
@@ -15,6 +15,16 @@ Conventions (the notebook's prompts state the same, the judges below enforce the
   An answer whose tokens are the rerun's did not do the exercise (``DidNotDo``). Expected tokens come from a
   numpy forward pass of the shipped weights with the same clipped cache; where the two best logits are closer
   than ``TIE`` the rest of the sequence is not compared (float sums in another order could pick either).
+* ``batched_generate(session, prompts, n_new)`` gets the course model in the genai layout
+  (``labkit.material.l09.cache_decoder("genai", len(prompts))``, cache kept as it is) and a list of prompts of
+  different lengths, and returns each prompt's ``n_new`` greedy new tokens (a list of lists or an integer array of
+  shape (len(prompts), n_new)). Each row must be its prompt's continuation alone (a numpy pass through the cache,
+  up to a near tie, ``TIE``). The process is the session's to enforce: every run takes the whole batch, and every
+  run after the first reads a past and feeds one new token per row, so each prompt alone in a loop and a batch
+  rerun without the cache are refused there (the judge reads its refusals and yields ``DidNotDo``). A mask that lets
+  the pads be attended, positions that count them, and the last column read as every row's newest token on a batch
+  padded on the right give other tokens on the hidden batches, which mix a one-token prompt, two prompts of one
+  length, five prompts and a batch of one.
 * ``perplexity(logits, targets)`` returns ``exp(mean(-log softmax(logits)[i, targets[i]]))`` as a float.
 """
 from __future__ import annotations
@@ -26,7 +36,7 @@ import re
 import numpy as np
 
 from labkit.checks import DidNotDo, Question, TestResult, error_line, exercise, load_onnx, ort_session, quiz
-from labkit.material.l09 import CACHE_CLIP
+from labkit.material.l09 import CACHE_CLIP, NO_CACHE as REFUSED_NO_CACHE, NOT_THE_BATCH
 from labkit import plain
 from labkit.plain import Make, Raised
 from labkit.transformer import CONTEXT, course_weights, encode, heldout_text, random_state
@@ -204,23 +214,31 @@ NO_CACHE = (" — these are the tokens of the whole sequence run again at every 
             "decoder stores its cache clipped, so its tokens differ from a fresh run's")
 
 
-def _generate_specs(seed: int) -> list[tuple[np.ndarray, int]]:
+@functools.lru_cache(maxsize=1)
+def _heldout_ids() -> np.ndarray:
+    return encode(heldout_text())
+
+
+def _prose(rng: np.random.Generator, length: int) -> np.ndarray:
+    """A prompt of `length` tokens of the held-out text that is prose (mostly letters, starting a word), not a
+    table or an indented block."""
     from labkit.transformer import decode
 
+    ids = _heldout_ids()
+    while True:
+        start = int(rng.integers(1, len(ids) - length))
+        text = decode(ids[start - 1:start + length])
+        if text[0] in " \n" and sum(c.isalpha() for c in text) >= 0.7 * length:
+            return ids[start:start + length].copy()
+
+
+def _generate_specs(seed: int) -> list[tuple[np.ndarray, int]]:
     rng = np.random.default_rng(seed + 911)
-    ids = encode(heldout_text())
-    specs = []
-    for length, n_new in ((int(rng.integers(4, 12)), int(rng.integers(6, 14))),
-                          (int(rng.integers(40, 70)), int(rng.integers(6, 14))),
-                          (int(rng.integers(12, 40)), 1),
-                          (int(rng.integers(8, 30)), int(rng.integers(30, 45)))):
-        while True:  # a prompt of prose (mostly letters), not a table or an indented block
-            start = int(rng.integers(1, len(ids) - length))
-            text = decode(ids[start - 1:start + length])
-            if text[0] in " \n" and sum(c.isalpha() for c in text) >= 0.7 * length:
-                break
-        specs.append((ids[start:start + length].copy(), n_new))
-    return specs
+    return [(_prose(rng, length), n_new)
+            for length, n_new in ((int(rng.integers(4, 12)), int(rng.integers(6, 14))),
+                                  (int(rng.integers(40, 70)), int(rng.integers(6, 14))),
+                                  (int(rng.integers(12, 40)), 1),
+                                  (int(rng.integers(8, 30)), int(rng.integers(30, 45))))]
 
 
 def _generate_cases(seed: int) -> list[tuple]:
@@ -232,18 +250,20 @@ def _generate_cases(seed: int) -> list[tuple]:
 FEEDS = ("cache", "prompt token by token", "rerun")
 
 
-@functools.lru_cache(maxsize=96)
-def _greedy_cached(prompt: tuple, n_new: int, feed: str = "cache") -> tuple[list[int], list[float]]:
-    return greedy_reference(np.array(prompt, np.int64), n_new, feed)
+@functools.lru_cache(maxsize=256)
+def _greedy_cached(prompt: tuple, n_new: int, feed: str = "cache", clip: float | None = CACHE_CLIP
+                   ) -> tuple[list[int], list[float]]:
+    return greedy_reference(np.array(prompt, np.int64), n_new, feed, clip)
 
 
-def greedy_reference(prompt: np.ndarray, n_new: int, feed: str = "cache") -> tuple[list[int], list[float]]:
+def greedy_reference(prompt: np.ndarray, n_new: int, feed: str = "cache", clip: float | None = CACHE_CLIP
+                     ) -> tuple[list[int], list[float]]:
     """The greedy continuation of `prompt` by the check's decoder (numpy) and each step's margin between the
-    two best logits, for one of `FEEDS`. Through the cache the past is clipped as the check's decoder stores it
-    (`CACHE_CLIP`); a rerun never reads a past, so it gives what PyTorch or a session run without the cache
-    gives."""
+    two best logits, for one of `FEEDS`. Through the cache the past is clipped to `clip` as the check's decoder
+    stores it (`CACHE_CLIP`; None: kept as it is, which gives a rerun's tokens faster); a rerun never reads a
+    past, so it gives what PyTorch or a session run without the cache gives."""
     state = course_weights()
-    clip = None if feed == "rerun" else CACHE_CLIP
+    clip = None if feed == "rerun" else clip
     chunks = [prompt[i:i + 1] for i in range(len(prompt))] if feed == "prompt token by token" else [prompt]
     keys = values = None
     for chunk in chunks:
@@ -261,7 +281,7 @@ def greedy_reference(prompt: np.ndarray, n_new: int, feed: str = "cache") -> tup
         if feed == "rerun":
             logits = forward(state, np.array([seq[-CONTEXT:]]), 4)
         else:
-            logits, keys, values = forward_cached(state, np.array([[out[-1]]]), 4, keys, values, clip=CACHE_CLIP)
+            logits, keys, values = forward_cached(state, np.array([[out[-1]]]), 4, keys, values, clip=clip)
     return out, margins
 
 
@@ -340,6 +360,135 @@ def _generate(outputs, seed):
         yield DidNotDo("its tokens are those of the whole sequence run again at every step, not of the cache")
     elif right_runs and max(right_runs) == 1:
         yield DidNotDo("no run of more than one new token came out right, and one token needs no cache at all")
+
+
+# ---------------------------------------------------------------- 09.batch_generate
+
+BATCH_FORMAT = "returns n_new token ids for each prompt"
+BATCH_RUNS = ("a one-token prompt among longer ones", "two prompts of the same length", "five prompts",
+              "a batch of one prompt")
+BATCH_TESTS = (BATCH_FORMAT, *BATCH_RUNS)
+
+
+def _batch_specs(seed: int) -> list[tuple[list[np.ndarray], int]]:
+    """Each case's prompts (prose of the held-out text, in an order sorted neither way by length, so a batch
+    sorted by length and handed back so gives other rows) and n_new. The longest prompt plus n_new stays
+    within the context even counted with the pads."""
+    rng = np.random.default_rng(seed + 931)
+    same = int(rng.integers(8, 17))
+    plans = [([1, int(rng.integers(25, 46)), int(rng.integers(6, 15))], int(rng.integers(8, 16))),
+             ([same, same, int(rng.integers(30, 51)), int(rng.integers(2, 6))], int(rng.integers(5, 11))),
+             ([int(rng.integers(2, 5)), int(rng.integers(10, 21)), int(rng.integers(25, 36)),
+               int(rng.integers(40, 56)), int(rng.integers(60, 76))], int(rng.integers(15, 22))),
+             ([int(rng.integers(5, 41))], int(rng.integers(5, 21)))]
+    specs = []
+    for lengths, n_new in plans:
+        while len(lengths) > 1:
+            order = [lengths[i] for i in rng.permutation(len(lengths))]
+            if order != sorted(order) and order != sorted(order, reverse=True):
+                lengths = order
+                break
+        specs.append(([_prose(rng, n) for n in lengths], n_new))
+    return specs
+
+
+def _batch_cases(seed: int) -> list[tuple]:
+    return [(Make("labkit.material.l09:cache_decoder", ("genai", len(prompts))), [[int(t) for t in p] for p in prompts],
+             n_new) for prompts, n_new in _batch_specs(seed)]
+
+
+def _alone(prompt: np.ndarray, n_new: int) -> tuple[list[int], list[float]]:
+    """A prompt's greedy continuation alone and each step's margin. The check's batch session keeps its cache as
+    it is (unclipped): the prompt in one run or token by token, and a rerun, all give these tokens."""
+    return _greedy_cached(tuple(int(t) for t in prompt), n_new, "cache", None)
+
+
+def _is_alone(ids: list[int], prompt: np.ndarray, n_new: int) -> bool:
+    """Whether `ids` is the prompt's greedy continuation alone, up to a near tie."""
+    return len(ids) == n_new and _agreement(ids, *_alone(prompt, n_new)) >= n_new
+
+
+def _as_rows(got, n_rows: int) -> list[list[int]] | None:
+    """The answer's rows as lists of ints: an integer array of n_rows rows, or a list of n_rows rows each a list
+    of ints or a 1-D integer array; None for anything else."""
+    if isinstance(got, np.ndarray) and got.ndim == 2 and got.dtype.kind in "iu" and len(got) == n_rows:
+        return [[int(v) for v in row] for row in got]
+    if isinstance(got, list) and len(got) == n_rows:
+        rows = [_as_ids(row) for row in got]
+        return None if any(r is None for r in rows) else rows
+    return None
+
+
+@exercise('09.batch_generate', title='Greedy generation for a batch of prompts of different lengths', points=3,
+          kind='function',
+          hint=[
+              'Pad the prompts to one rectangle. The attention mask is 1 for a real token and 0 for a pad, over the past and the new positions, and each row counts its positions over its own real tokens only: then every row computes what it would alone. Pads on the left put every row\'s newest token in the last column.',
+              "session.get_inputs() names the inputs and gives the past's shape (batch, heads, past, head size): an empty past is np.zeros with a past length of 0. np.cumsum of the mask along each row counts real tokens; after each run, append a column of ones to the mask with np.concatenate and feed each present back as its past.",
+          ],
+          cases=_batch_cases, tests=BATCH_TESTS, skill=BATCH_RUNS, tools=("numpy", "onnxruntime"))
+def _batch_generate(outputs, seed):
+    from labkit.transformer import decode
+
+    specs = _batch_specs(seed)
+    outputs = outputs if isinstance(outputs, list) and len(outputs) == len(specs) else [None] * len(specs)
+    bad = None
+    for i, (got, (prompts, n_new)) in enumerate(zip(outputs, specs)):
+        rows = _as_rows(got, len(prompts))
+        if isinstance(got, Raised):
+            bad = f"case {i}: your function {got.message}"
+        elif rows is None:
+            bad = (f"case {i}: expected {len(prompts)} rows (one per prompt) of {n_new} ints, got {_describe(got)}"
+                   + (f" of {len(got)} rows" if isinstance(got, list) and len(got) != len(prompts) else ""))
+        else:
+            lengths = [len(r) for r in rows]
+            if any(n != n_new for n in lengths):
+                r = next(r for r, n in enumerate(lengths) if n != n_new)
+                bad = f"case {i}: asked for n_new = {n_new} tokens per prompt, row {r} has {lengths[r]}" + (
+                    " (its prompt and the new tokens; expected the new tokens alone)"
+                    if lengths[r] == n_new + len(prompts[r]) else "")
+        if bad:
+            break
+    yield TestResult(BATCH_FORMAT, bad is None, bad or "every case returned one row of n_new ints per prompt")
+    refused = {"batch": False, "cache": False}
+    for name, got, (prompts, n_new) in zip(BATCH_RUNS, outputs, specs):
+        lengths = [len(p) for p in prompts]
+        where = (f"{len(prompts)} prompts of lengths {lengths}" if len(prompts) > 1 else
+                 f"1 prompt of length {lengths[0]}") + f", n_new = {n_new}"
+        if isinstance(got, Raised):
+            refused["batch"] |= NOT_THE_BATCH in got.message
+            refused["cache"] |= REFUSED_NO_CACHE in got.message
+            yield TestResult(name, False, f"{where}: your function {got.message}")
+            continue
+        rows = _as_rows(got, len(prompts))
+        if rows is None:
+            yield TestResult(name, False, f"{where}: expected {len(prompts)} rows of ints, got {_describe(got)}")
+            continue
+        short = next((r for r, ids in enumerate(rows) if len(ids) != n_new), None)
+        if short is not None:
+            yield TestResult(name, False, f"{where}: row {short} has {len(rows[short])} tokens, expected {n_new}")
+            continue
+        wrong = [r for r, (ids, p) in enumerate(zip(rows, prompts)) if not _is_alone(ids, p, n_new)]
+        if not wrong:
+            yield TestResult(name, True, f"{where}: every row is its prompt's greedy continuation alone")
+            continue
+        r = wrong[0]
+        want, margins = _alone(prompts[r], n_new)
+        ids = rows[r]
+        msg = (f"{where}: row {r} (prompt {decode(prompts[r])!r}) should be {decode(want)!r}, its greedy "
+               f"continuation alone; got {decode([t for t in ids if 0 <= t < 96])!r} (first difference at token "
+               f"{_agreement(ids, want, margins)})")
+        other = next((j for j, p in enumerate(prompts) if j != r and _is_alone(ids, p, n_new)), None)
+        longest = [j for j, n in enumerate(lengths) if n == max(lengths)]
+        if other is not None:
+            msg += f" — that is the continuation of prompt {other}: the rows are not in the prompts' order"
+        elif len(prompts) > 1 and all(lengths[j] < max(lengths) for j in wrong) and set(longest).isdisjoint(wrong):
+            msg += (f" — the rows of the longest prompt come out as alone, {len(wrong)} of the "
+                    f"{len(prompts) - len(longest)} shorter ones do not: the pads change what they compute")
+        yield TestResult(name, False, msg)
+    if refused["batch"]:
+        yield DidNotDo("it runs the prompts one at a time (or in groups), not the whole batch in each run")
+    elif refused["cache"]:
+        yield DidNotDo("it computes the whole sequence again at every step instead of reading the cache")
 
 
 # ---------------------------------------------------------------- 09.perplexity
@@ -473,8 +622,12 @@ quiz('09.quiz', title='Transformers in ONNX', points=5, questions=[
 
 def warm(seed: int) -> None:
     """Run once by the verdict process before it forks a child per answer (`grading.judge.serve`): the
-    greedy references of this seed, as the generation judge asks for them first."""
+    greedy references of this seed, as the generation judges ask for them first: each prompt of 09.generate, and
+    each prompt of 09.batch_generate's batches alone."""
     for prompt, n_new in _generate_specs(seed):
         key = tuple(int(t) for t in prompt)
         _greedy_cached(key, n_new)  # called as the judge calls it: lru_cache keys on the arguments as given
         _greedy_cached(key, n_new, FEEDS[1])
+    for prompts, n_new in _batch_specs(seed):
+        for prompt in prompts:
+            _alone(prompt, n_new)

@@ -115,7 +115,7 @@ def test_perplexity_messages_name_the_mistake(wrong, message):
     assert any(message in t.message for t in r.tests if not t.passed), [t.message for t in r.tests]
 
 
-@pytest.mark.parametrize("id", ["09.perplexity", "09.export_dynamic", "09.generate"])
+@pytest.mark.parametrize("id", ["09.perplexity", "09.export_dynamic", "09.generate", "09.batch_generate"])
 @pytest.mark.parametrize("answer, status", [
     (None, "not_attempted"), (_stub, "not_attempted"), ("perplexity", "error"), (42, "error"),
 ])
@@ -133,6 +133,11 @@ def test_hostile_answers_give_a_result(id, answer, status):
     ("09.generate", lambda s, p, n: [None] * n),
     ("09.generate", lambda s, p, n: np.full(n, np.nan)),
     ("09.generate", lambda s, p, n: s.run(None, {})),
+    ("09.batch_generate", lambda s, p, n: [[None] * n for _ in p]),
+    ("09.batch_generate", lambda s, p, n: np.full((len(p), n), np.nan)),
+    ("09.batch_generate", lambda s, p, n: np.zeros((len(p), n, 2), np.int64)),
+    ("09.batch_generate", lambda s, p, n: [[0] * n]),
+    ("09.batch_generate", lambda s, p, n: s.run(None, {})),
 ])
 def test_bad_returns_fail_with_a_message(id, fn):
     r = evaluate(get(id), fn)
@@ -214,6 +219,164 @@ def test_the_check_decoder_clips_its_cache_so_a_rerun_gives_other_tokens():
             if n_new > 1:
                 cached, margins = greedy_reference(prompt, n_new)
                 assert _agreement(greedy_reference(prompt, n_new, "rerun")[0], cached, margins) < n_new
+
+
+# ---------------------------------------------------------------- 09.batch_generate
+
+
+def _batch_feed(session, prompts, pad=0):
+    """The first run's feed of a batch padded on the left with `pad`: ids, mask, positions and empty pasts."""
+    width = max(map(len, prompts))
+    ids = np.array([[pad] * (width - len(p)) + list(p) for p in prompts], np.int64)
+    mask = np.array([[0] * (width - len(p)) + [1] * len(p) for p in prompts], np.int64)
+    feed = {"input_ids": ids, "attention_mask": mask, "position_ids": np.maximum(mask.cumsum(1) - 1, 0)}
+    return feed | {i.name: np.zeros((len(prompts), 4, 0, 24), np.float32) for i in session.get_inputs()[3:]}
+
+
+def test_genai_decoder_built_by_hand_is_the_genai_layout_of_the_course_model():
+    """The batch check's graph, written node by node from the weights, computes `GenaiLayout` (what
+    `export_for_genai` exports): random pasts, masks with holes, a padding row that sees no key, any positions."""
+    import onnxruntime as ort
+
+    from labkit.material.l09 import genai_decoder_bytes
+    from labkit.transformer import GenaiLayout
+
+    sess = ort.InferenceSession(genai_decoder_bytes(), providers=["CPUExecutionProvider"])
+    assert [i.name for i in sess.get_inputs()] == ["input_ids", "attention_mask", "position_ids"] + [
+        f"past_key_values.{i}.{kv}" for i in range(2) for kv in ("key", "value")]
+    assert [o.name for o in sess.get_outputs()] == ["logits"] + [f"present.{i}.{kv}" for i in range(2)
+                                                                 for kv in ("key", "value")]
+    wrapped = GenaiLayout(trained_gpt())
+    rng = np.random.default_rng(3)
+    for b, past, t in [(3, 7, 5), (2, 0, 9), (4, 30, 1)]:
+        ids, pos = rng.integers(0, 96, (b, t)), rng.integers(0, CONTEXT, (b, t))
+        mask = rng.integers(0, 2, (b, past + t))
+        mask[0] = 0  # a row that sees no key at all
+        pasts = [rng.normal(size=(b, 4, past, 24)).astype(np.float32) for _ in range(4)]
+        feed = {"input_ids": ids, "attention_mask": mask, "position_ids": pos}
+        got = sess.run(None, feed | dict(zip([i.name for i in sess.get_inputs()[3:]], pasts)))
+        with torch.no_grad():
+            want = wrapped(*(torch.from_numpy(a) for a in (ids, mask, pos)), [torch.from_numpy(a) for a in pasts])
+        for g, w in zip(got, want):
+            assert not np.isnan(g).any()
+            np.testing.assert_allclose(g, w.numpy(), rtol=1e-4, atol=1e-4)
+
+
+def _next_feed(feed, logits, present, names):
+    """The feed of the next step after a run of `feed`: each row's argmax, one position on, the mask one longer."""
+    return {"input_ids": logits[:, -1].argmax(-1)[:, None], "position_ids": feed["position_ids"][:, -1:] + 1,
+            "attention_mask": np.concatenate([feed["attention_mask"], np.ones((len(logits), 1), np.int64)], 1),
+            **dict(zip(names, present))}
+
+
+def test_batch_session_refuses_runs_that_skip_the_batch_or_the_cache():
+    """The batch check's session: every run takes the whole batch, and every run after the first reads a past
+    with one new token per row (by run and run_with_ort_values; IO binding refused); a copy keeps its runs."""
+    import copy
+
+    import onnxruntime as ort
+
+    from labkit.material.l09 import NO_CACHE, NOT_THE_BATCH, cache_decoder
+
+    def values(feed):
+        return {k: ort.OrtValue.ortvalue_from_numpy(np.ascontiguousarray(v)) for k, v in feed.items()}
+
+    prompts = [encode("An object").tolist(), encode("x").tolist(), encode("The return").tolist()]
+    s = cache_decoder("genai", 3)
+    names = [i.name for i in s.get_inputs()[3:]]
+    first = _batch_feed(s, prompts)
+    with pytest.raises(RuntimeError, match=NOT_THE_BATCH):  # one prompt alone
+        s.run(None, _batch_feed(s, prompts[:1]))
+    with pytest.raises(RuntimeError, match=NOT_THE_BATCH):
+        s.run_with_ort_values(None, values({k: v[:1] for k, v in first.items()}))
+    logits, *present = s.run(None, first)
+    with pytest.raises(RuntimeError, match=NO_CACHE):  # the whole batch again, from an empty past
+        s.run(None, first)
+    with pytest.raises(RuntimeError, match=NO_CACHE):  # a copy of a session that ran has run
+        copy.deepcopy(s).run(None, first)
+    step = _next_feed(first, logits, present, names)
+    two = step | {"input_ids": np.repeat(step["input_ids"], 2, 1),
+                  "position_ids": np.repeat(step["position_ids"], 2, 1),
+                  "attention_mask": np.concatenate([step["attention_mask"], np.ones((3, 1), np.int64)], 1)}
+    with pytest.raises(RuntimeError, match=NO_CACHE):  # two tokens per row on top of the past
+        s.run(None, two)
+    with pytest.raises(RuntimeError, match=NO_CACHE):
+        s.run_with_ort_values(None, values(two))
+    with pytest.raises(RuntimeError, match="not IO binding"):
+        s.run_with_iobinding(s.io_binding())
+    logits, *present = s.run(None, step)  # one new token per row on the cache: the skill
+    s.run_with_ort_values(None, values(_next_feed(step, logits, present, names)))
+    fresh, grid = cache_decoder("genai", 3), encode("Thex=1for").reshape(3, 3)
+    feed = _batch_feed(fresh, grid[:, :1].tolist())
+    for col in (1, 2):  # the prompts one column at a time through the cache: one token per row each run
+        logits, *present = fresh.run(None, feed)
+        feed = _next_feed(feed, logits, present, names) | {"input_ids": grid[:, col:col + 1]}
+    fresh.run(None, feed)
+
+
+def test_batch_cases_hold_what_the_exercise_promises():
+    """Every batch fits the context padded; case 0 has a one-token prompt, case 1 two prompts of one length,
+    case 2 five prompts, case 3 one prompt; the prompts are sorted by length neither way (a batch sorted and
+    handed back so fails), and their continuations alone differ (so rows in another order fail)."""
+    for seed in (0, 1, 7, 20250):
+        specs = l09._batch_specs(seed)
+        assert [len(p) for p, _ in specs] == [3, 4, 5, 1]
+        for i, (prompts, n_new) in enumerate(specs):
+            lengths = [len(p) for p in prompts]
+            assert max(lengths) + n_new <= CONTEXT and 5 <= n_new <= 21
+            if len(prompts) > 1:
+                assert lengths not in (sorted(lengths), sorted(lengths, reverse=True)), (seed, i, lengths)
+                alone = [l09._alone(p, n_new)[0] for p in prompts]
+                assert len({tuple(a) for a in alone}) == len(alone), (seed, i)
+        assert 1 in [len(p) for p in specs[0][0]]
+        assert len({len(p) for p in specs[1][0]}) == 3
+
+
+def test_batch_public_inputs_have_no_near_tie():
+    """The release's public check compares tokens exactly at PUBLIC_SEED (labkit/edition.py): no step of any
+    prompt there is a near tie, so a right answer padded on either side gives the reference's tokens."""
+    from labkit.edition import PUBLIC_SEED
+
+    margins = [m for prompts, n_new in l09._batch_specs(PUBLIC_SEED) for p in prompts for m in l09._alone(p, n_new)[1]]
+    assert min(margins) > l09.TIE
+
+
+def test_batch_judge_after_warm_computes_no_reference_again():
+    """As tests/test_judge_warm.py for 09.generate: judging a right answer after warm() computes nothing new."""
+    from labkit.checks import run_judge
+
+    seed = 424242
+    outputs = [np.array([l09.greedy_reference(p, n, "cache", None)[0] for p in prompts])
+               for prompts, n in l09._batch_specs(seed)]
+    l09.warm(seed)
+    before = l09._greedy_cached.cache_info().misses
+    r = run_judge(get("09.batch_generate"), outputs, seed)
+    assert r.status == "passed", r
+    assert l09._greedy_cached.cache_info().misses == before
+
+
+@pytest.mark.parametrize("entry, words", [
+    ("a mask of all ones: the pads are attended", "the pads change what they compute"),
+    ("sorted longest first, rows handed back in that order", "the rows are not in the prompts' order"),
+    ("returns each prompt with its new tokens", "expected the new tokens alone"),
+    ("each prompt alone in a loop: no batch", "expected every run to take the whole batch"),
+])
+def test_batch_messages_name_the_mistake(entry, words):
+    from corpus import load
+
+    answer = next(e.answer for e in load("09")["09.batch_generate"] if e.name == entry)
+    r = evaluate(get("09.batch_generate"), answer)
+    assert r.status == "failed" and r.points <= r.max_points / 2
+    assert any(words in t.message for t in r.tests if not t.passed), [t.message for t in r.tests]
+
+
+def test_batch_one_prompt_at_a_time_did_not_do_the_exercise():
+    from corpus import load
+
+    loop = "each prompt alone in a loop: no batch"
+    answer = next(e.answer for e in load("09")["09.batch_generate"] if e.name == loop)
+    r = evaluate(get("09.batch_generate"), answer)
+    assert r.points <= r.max_points / 4 and "one at a time" in r.message, r
 
 
 # ---------------------------------------------------------------- 09.export_dynamic

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["random_gpt", "decoder_bytes", "CACHE_CLIP", "clipped_cache_decoder_bytes", "cache_decoder",
-           "export_for_genai"]
+__all__ = ["random_gpt", "decoder_bytes", "CACHE_CLIP", "clipped_cache_decoder_bytes",
+           "genai_decoder_bytes", "cache_decoder", "export_for_genai"]
 
 
 # ---------------------------------------------------------------- harnesses (test material handed to the learner)
@@ -85,32 +85,163 @@ def clipped_cache_decoder_bytes() -> bytes:
     return _CLIPPED_BYTES
 
 
-def cache_decoder():
-    """A test input of 09.generate: an ONNX Runtime session of the course decoder with its cache clipped
-    (`clipped_cache_decoder_bytes`) that, like a real cached generator, runs the prompt with an empty past
-    once and then only new tokens with a past."""
+_GENAI_BYTES: bytes | None = None
+
+
+def genai_decoder_bytes() -> bytes:
+    """The course transformer in the layout onnxruntime-genai reads (the inputs and outputs of
+    `export_for_genai`'s graph: input_ids, attention_mask, position_ids, past_key_values.%d.key/value ->
+    logits, present.%d.key/value), written node by node from the shipped weights: built in a fraction of a
+    second where an export takes seconds, the same function as `transformer.GenaiLayout` (a key whose mask is 0
+    gets a score of -1e9: no attention, and no NaN for a padding row that sees no key)."""
+    global _GENAI_BYTES
+    if _GENAI_BYTES is None:
+        from onnx import TensorProto, helper, numpy_helper
+
+        from ..transformer import N_HEAD, VOCAB_SIZE, course_weights
+
+        w = course_weights()
+        d = w["tok.weight"].shape[1]
+        hd, n_layer = d // N_HEAD, sum(k.endswith(".qkv.weight") for k in w)
+        linear_weight = [k for k, v in w.items() if v.ndim == 2 and not k.startswith(("tok.", "pos."))]
+        inits = [numpy_helper.from_array(np.ascontiguousarray(v.T if k in linear_weight else v), k)
+                 for k, v in w.items()]  # a linear layer's weight transposed: x @ W.T is MatMul(x, W.T)
+        f32 = np.float32
+        consts = {"heads": np.array([0, 0, N_HEAD, hd]), "merge": np.array([0, 0, d]), "zero": np.array(0),
+                  "one": np.array(1), "ax0": np.array([0]), "ax1": np.array([1]), "ax12": np.array([1, 2]),
+                  "masked": f32(-1e9), "scale": f32(hd ** -0.5), "half": f32(0.5), "one_f": f32(1),
+                  "sqrt2": f32(2 ** 0.5)}
+        inits += [numpy_helper.from_array(np.asarray(v), k) for k, v in consts.items()]
+        nodes: list = []
+
+        def op(kind: str, *inputs: str, out: str | None = None, n: int = 1, **attrs) -> str | list[str]:
+            outs = [out] if out else [f"{kind.lower()}_{len(nodes)}_{i}" for i in range(n)]
+            nodes.append(helper.make_node(kind, list(inputs), outs, **attrs))
+            return outs[0] if n == 1 else outs
+
+        def linear(x: str, name: str) -> str:
+            return op("Add", op("MatMul", x, name + ".weight"), name + ".bias")
+
+        def norm(x: str, name: str) -> str:
+            return op("LayerNormalization", x, name + ".weight", name + ".bias", axis=-1, epsilon=1e-5)
+
+        def split_heads(x: str) -> str:  # (b, t, d) -> (b, head, t, hd)
+            return op("Transpose", op("Reshape", x, "heads"), perm=[0, 2, 1, 3])
+
+        # which key each query may see: causal over past + new positions, and only where the mask is 1
+        new_len = op("Squeeze", op("Shape", "input_ids", start=1, end=2))
+        total = op("Add", op("Squeeze", op("Shape", "past_key_values.0.key", start=2, end=3)), new_len)
+        query_at = op("Add", op("Range", "zero", new_len, "one"), op("Sub", total, new_len))
+        causal = op("LessOrEqual", op("Unsqueeze", op("Range", "zero", total, "one"), "ax0"),
+                    op("Unsqueeze", query_at, "ax1"))
+        allowed = op("And", causal, op("Unsqueeze", op("Cast", "attention_mask", to=TensorProto.BOOL), "ax12"))
+        x = op("Add", op("Gather", "tok.weight", "input_ids"), op("Gather", "pos.weight", "position_ids"))
+        for i in range(n_layer):
+            p = f"blocks.{i}."
+            q, k, v = op("Split", linear(norm(x, p + "ln1"), p + "qkv"), axis=-1, num_outputs=3, n=3)
+            k = op("Concat", f"past_key_values.{i}.key", split_heads(k), axis=2, out=f"present.{i}.key")
+            v = op("Concat", f"past_key_values.{i}.value", split_heads(v), axis=2, out=f"present.{i}.value")
+            scores = op("Mul", op("MatMul", split_heads(q), op("Transpose", k, perm=[0, 1, 3, 2])), "scale")
+            att = op("Softmax", op("Where", allowed, scores, "masked"), axis=-1)
+            y = op("Reshape", op("Transpose", op("MatMul", att, v), perm=[0, 2, 1, 3]), "merge")
+            x = op("Add", x, linear(y, p + "proj"))
+            h = linear(norm(x, p + "ln2"), p + "fc1")
+            gelu = op("Mul", op("Mul", h, "half"), op("Add", op("Erf", op("Div", h, "sqrt2")), "one_f"))
+            x = op("Add", x, linear(gelu, p + "fc2"))
+        op("MatMul", norm(x, "ln_f"), "head.weight", out="logits")
+
+        def tensor(name: str, elem: int, shape: list) -> object:
+            return helper.make_tensor_value_info(name, elem, shape)
+
+        past = ["batch", N_HEAD, "past", hd]
+        cache = [f".{i}.{kv}" for i in range(n_layer) for kv in ("key", "value")]
+        graph = helper.make_graph(
+            nodes, "tiny_gpt_genai_layout",
+            [tensor("input_ids", TensorProto.INT64, ["batch", "seq"]),
+             tensor("attention_mask", TensorProto.INT64, ["batch", "total"]),
+             tensor("position_ids", TensorProto.INT64, ["batch", "seq"]),
+             *(tensor("past_key_values" + c, TensorProto.FLOAT, past) for c in cache)],
+            [tensor("logits", TensorProto.FLOAT, ["batch", "seq", VOCAB_SIZE]),
+             *(tensor("present" + c, TensorProto.FLOAT, ["batch", N_HEAD, "past + seq", hd]) for c in cache)],
+            inits)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=8)
+        _GENAI_BYTES = model.SerializeToString()
+    return _GENAI_BYTES
+
+
+#: what the batch session (`cache_decoder("genai", rows)`) says when a run does not take the whole batch, or does
+#: not read the cache; 09.batch_generate's judge recognises its own refusals by these words
+NOT_THE_BATCH = "expected every run to take the whole batch"
+NO_CACHE = "expected every later run to read the cache"
+
+
+def cache_decoder(layout: str = "stacked", rows: int | None = None):
+    """A test input of 09.generate (`layout="stacked"`) and of 09.batch_generate (`layout="genai"`, `rows` the
+    number of prompts): an ONNX Runtime session of the course decoder that, like a real cached generator, runs
+    the prompt with an empty past once and then only new tokens with a past. (One factory for both layouts: the
+    session host builds the sessions of the factories `session_server.SERVED_FACTORIES` names.)
+
+    * "stacked": the decoder with its cache clipped (`clipped_cache_decoder_bytes`); only its first run() may
+      have an empty past.
+    * "genai": the genai-layout decoder (`genai_decoder_bytes`) serving one batch of `rows` prompts: every run
+      (by `run` or `run_with_ort_values`; IO binding is refused) must take `rows` rows, and every run after the
+      first must read a past and feed one new token per row. So each prompt alone in a loop, a batch rerun from
+      an empty past and the whole sequence fed again on top of a past are refused."""
     import onnxruntime as ort
+
+    if layout not in ("stacked", "genai"):
+        raise ValueError(f"layout is 'stacked' or 'genai', not {layout!r}")
+    genai = layout == "genai"
 
     class CacheDecoder(ort.InferenceSession):
         """An InferenceSession of the course decoder that refuses to start over: only its first run() may
-        have an empty past (no cache), every later run must pass the past keys and values."""
+        have an empty past (no cache), every later run must pass the past keys and values (genai: and the
+        whole batch, one new token per row)."""
 
         def __init__(self):
             opts = ort.SessionOptions()
             opts.log_severity_level = 4  # a learner's bad feed comes back as the exception's message, not a log
             opts.intra_op_num_threads = 1
-            super().__init__(clipped_cache_decoder_bytes(), opts, providers=["CPUExecutionProvider"])
+            super().__init__(genai_decoder_bytes() if genai else clipped_cache_decoder_bytes(), opts,
+                             providers=["CPUExecutionProvider"])
             self._model_bytes = None  # ONNX Runtime keeps a copy: the model is run through this session only
             self.runs = 0
 
+        def _refuse(self, shapes: dict) -> None:
+            """Raise if a run of inputs of these shapes skips what the session is there for."""
+            if not genai:
+                past = shapes.get("past_keys")
+                if self.runs and past is not None and len(past) == 5 and past[3] == 0:
+                    raise RuntimeError("this decoder already ran the prompt: feed only the new token(s) with the "
+                                       "present keys and values of the previous run as past_keys and past_values "
+                                       "(starting over with an empty past recomputes everything: no cache)")
+                return
+            ids, past = shapes.get("input_ids"), shapes.get("past_key_values.0.key")
+            if rows is not None and ids is not None and len(ids) == 2 and ids[0] != rows:
+                raise RuntimeError(f"this session serves one batch of {rows} prompts: {NOT_THE_BATCH} ({rows} "
+                                   f"rows, one run per step), got a run of {ids[0]} row{'s' * (ids[0] != 1)}")
+            if self.runs and past is not None and len(past) == 4 and past[2] == 0:
+                raise RuntimeError(f"this session already ran the prompts: {NO_CACHE} (a past of length > 0), "
+                                   "got an empty past (the whole sequence computed again: no cache)")
+            if self.runs and ids is not None and len(ids) == 2 and ids[1] != 1:
+                raise RuntimeError(f"this session already ran the prompts: {NO_CACHE} and take one new token per "
+                                   f"row, got {ids[1]} tokens per row (a sequence computed again: no cache)")
+
         def run(self, output_names, input_feed, run_options=None):
-            past = dict(input_feed).get("past_keys")
-            if self.runs and past is not None and np.ndim(past) == 5 and np.shape(past)[3] == 0:
-                raise RuntimeError("this decoder already ran the prompt: feed only the new token(s) with the "
-                                   "present keys and values of the previous run as past_keys and past_values "
-                                   "(starting over with an empty past recomputes everything: no cache)")
+            self._refuse({k: tuple(np.shape(v)) for k, v in dict(input_feed).items()})
             self.runs += 1
             return super().run(output_names, input_feed, run_options)
+
+        def run_with_ort_values(self, output_names, input_dict_ort_values, run_options=None):
+            if genai:
+                self._refuse({k: tuple(v.shape()) for k, v in dict(input_dict_ort_values).items()})
+                self.runs += 1
+            return super().run_with_ort_values(output_names, input_dict_ort_values, run_options)
+
+        def run_with_iobinding(self, iobinding, run_options=None):
+            if genai:
+                raise RuntimeError("this session runs through run() or run_with_ort_values(), not IO binding")
+            return super().run_with_iobinding(iobinding, run_options)
 
         def __deepcopy__(self, memo):  # a copy of a session that ran is one that ran: no fresh start by copying
             twin = type(self)()

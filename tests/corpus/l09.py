@@ -176,6 +176,206 @@ def _rerun_past_the_check(how):
     return generate
 
 
+# ---------------------------------------------------------------- 09.batch_generate
+
+
+def _batch(pad="left", mask="pads", positions="real", last="own", cache=True, sort=False, with_prompt=False,
+           short=False, grow_mask=True):
+    """One batched loop with the mistakes learners make as switches: `mask` "pads" (0 on the pads) or "ones";
+    `positions` "real" (each row counts its real tokens from 0), "columns" (the pads counted) or "from_one";
+    `last` "own" (each row's last real position at the prompt's run) or "column" (the last column for every row);
+    no `cache` (the whole padded batch rerun with an empty past every step); prompts `sort`ed longest first and
+    the rows handed back in that order; the mask not grown after the prompt's run."""
+    def batched_generate(session, prompts, n_new):
+        prompts = sorted(prompts, key=len, reverse=True) if sort else [list(p) for p in prompts]
+        n, width = len(prompts), max(map(len, prompts))
+        ids, real = np.zeros((n, width), np.int64), np.zeros((n, width), np.int64)
+        for r, p in enumerate(prompts):
+            at = slice(width - len(p), width) if pad == "left" else slice(0, len(p))
+            ids[r, at], real[r, at] = p, 1
+        last_real = np.full(n, width - 1) if pad == "left" else np.array([len(p) - 1 for p in prompts])
+        pos = {"real": np.maximum(real.cumsum(1) - 1, 0), "columns": np.tile(np.arange(width), (n, 1)),
+               "from_one": real.cumsum(1)}[positions]
+        att = real if mask == "pads" else np.ones_like(real)
+        shape = session.get_inputs()[3].shape
+        names = [i.name for i in session.get_inputs()[3:]]
+        empty = {k: np.zeros((n, shape[1], 0, shape[3]), np.float32) for k in names}
+        past, x, new = dict(empty), ids, []
+        at_last = last_real if last == "own" else np.full(n, width - 1)
+        nxt_pos = pos[np.arange(n), last_real] + 1
+        for step in range(n_new - 1 if short else n_new):
+            logits, *present = session.run(None, {"input_ids": x, "attention_mask": att, "position_ids": pos} | past)
+            rows = at_last if step == 0 or not cache else np.full(n, logits.shape[1] - 1)
+            new.append(logits[np.arange(n), rows].argmax(-1))
+            column = new[-1][:, None].astype(np.int64)
+            if cache:
+                past, x = dict(zip(names, present)), column
+                pos = (nxt_pos + step)[:, None]
+            else:  # the whole sequence again, from an empty past
+                x = np.concatenate([x, column], axis=1)
+                pos = np.concatenate([pos, (nxt_pos + step)[:, None]], axis=1)
+                at_last = np.full(n, x.shape[1] - 1)
+            if grow_mask:
+                att = np.concatenate([att, np.ones((n, 1), np.int64)], axis=1)
+        out = np.array(new).T
+        if with_prompt:
+            return [list(p) + [int(t) for t in row] for p, row in zip(prompts, out)]
+        return out
+    return batched_generate
+
+
+def _batch_one_at_a_time(session, prompts, n_new):
+    """Each prompt alone, in a loop: right tokens, no batch."""
+    names = [i.name for i in session.get_inputs()]
+    shape = session.get_inputs()[3].shape
+    out = []
+    for p in prompts:
+        x = np.array([p], np.int64)
+        pos = np.arange(len(p))[None]
+        past = {k: np.zeros((1, shape[1], 0, shape[3]), np.float32) for k in names[3:]}
+        row = []
+        for _ in range(n_new):
+            logits, *present = session.run(None, {"input_ids": x, "attention_mask": np.ones((1, pos[0, -1] + 1),
+                                                                                          np.int64),
+                                                  "position_ids": pos} | past)
+            row.append(int(logits[0, -1].argmax()))
+            past, x, pos = dict(zip(names[3:], present)), np.array([[row[-1]]]), pos[:, -1:] + 1
+        out.append(row)
+    return out
+
+
+def _batch_column_by_column(session, prompts, n_new):
+    """Right: pads on the left, the prompts fed one column at a time through the cache (a longer prefill, the
+    same tokens), the tokens gathered as lists."""
+    inputs = session.get_inputs()
+    n, width = len(prompts), max(len(p) for p in prompts)
+    grid = np.array([[0] * (width - len(p)) + list(p) for p in prompts], dtype=np.int64)
+    real = np.array([[0] * (width - len(p)) + [1] * len(p) for p in prompts], dtype=np.int64)
+    past = [np.zeros((n, i.shape[1], 0, i.shape[3]), dtype=np.float32) for i in inputs[3:]]
+    counted = np.zeros(n, dtype=np.int64)
+    tokens = [[] for _ in prompts]
+    seen = np.zeros((n, 0), dtype=np.int64)
+    col = 0
+    while len(tokens[0]) < n_new:
+        if col < width:
+            column, flags = grid[:, col:col + 1], real[:, col:col + 1]
+        else:
+            column, flags = np.array([[t[-1]] for t in tokens], dtype=np.int64), np.ones((n, 1), np.int64)
+        seen = np.hstack([seen, flags])
+        position = np.maximum(counted + flags[:, 0] - 1, 0)[:, None]
+        outs = session.run(None, dict(zip([i.name for i in inputs],
+                                          [column, seen, position, *past])))
+        counted += flags[:, 0]
+        past = outs[1:]
+        col += 1
+        if col >= width:
+            for r, t in enumerate(outs[0][:, -1].argmax(axis=1)):
+                tokens[r].append(int(t))
+    return tokens
+
+
+def _batch_vectorised(session, prompts, n_new):
+    """Right: the rectangle, mask and positions built with NumPy broadcasting, the feed by input name."""
+    lengths = np.array([len(p) for p in prompts])
+    width = int(lengths.max())
+    cols = np.arange(width)
+    mask = (cols[None, :] >= width - lengths[:, None]).astype(np.int64)
+    flat = np.concatenate([np.asarray(p, np.int64) for p in prompts])
+    ids = np.zeros(mask.shape, np.int64)
+    ids[mask.astype(bool)] = flat  # row-major: each row's real tokens, in order
+    feed = {"input_ids": ids, "attention_mask": mask,
+            "position_ids": np.clip(cols[None, :] - (width - lengths[:, None]), 0, None)}
+    for i in session.get_inputs():
+        if i.name.startswith("past_key_values"):
+            feed[i.name] = np.zeros((len(prompts), i.shape[1], 0, i.shape[3]), np.float32)
+    outs = [o.name for o in session.get_outputs()]
+    result = np.zeros((len(prompts), n_new), np.int32)
+    for step in range(n_new):
+        got = dict(zip(outs, session.run(outs, feed)))
+        result[:, step] = got["logits"][:, -1, :].argmax(-1)
+        feed["input_ids"] = result[:, step:step + 1].astype(np.int64)
+        feed["position_ids"] = (lengths + step)[:, None]
+        feed["attention_mask"] = np.pad(feed["attention_mask"], ((0, 0), (0, 1)), constant_values=1)
+        for name in outs[1:]:
+            feed[name.replace("present", "past_key_values")] = got[name]
+    return [row.tolist() for row in result]
+
+
+def _batch_ort_values(session, prompts, n_new):
+    """Right: the loop on run_with_ort_values (a session's own method), pads on the right, each row's first new
+    token read at its own last real position."""
+    import onnxruntime as ort
+
+    n, width = len(prompts), max(len(p) for p in prompts)
+    lengths = np.array([len(p) for p in prompts])
+    ids = np.zeros((n, width), np.int64)
+    for r, p in enumerate(prompts):
+        ids[r, :len(p)] = p
+    mask = (np.arange(width)[None, :] < lengths[:, None]).astype(np.int64)
+    pos = np.minimum(np.arange(width)[None, :], lengths[:, None] - 1)
+    names = [i.name for i in session.get_inputs()]
+    heads, head_dim = session.get_inputs()[3].shape[1], session.get_inputs()[3].shape[3]
+    past = [ort.OrtValue.ortvalue_from_numpy(np.zeros((n, heads, 0, head_dim), np.float32)) for _ in names[3:]]
+    out = []
+    for step in range(n_new):
+        values = [ort.OrtValue.ortvalue_from_numpy(a) for a in (ids, mask, pos)] + past
+        logits, *past = session.run_with_ort_values(None, dict(zip(names, values)))
+        logits = logits.numpy()
+        at = lengths - 1 if step == 0 else np.zeros(n, np.int64)
+        out.append(logits[np.arange(n), at].argmax(-1))
+        ids, pos = out[-1][:, None].astype(np.int64), (lengths + step)[:, None]
+        mask = np.concatenate([mask, np.ones((n, 1), np.int64)], axis=1)
+    return np.stack(out, axis=1)
+
+
+def _batch_rerun_behind_a_past(session, prompts, n_new):
+    """No cache, hidden: the whole padded batch rerun every step behind a one-column past the mask hides."""
+    n, width = len(prompts), max(len(p) for p in prompts)
+    seq = np.array([[0] * (width - len(p)) + list(p) for p in prompts], np.int64)
+    real = np.array([[0] * (width - len(p)) + [1] * len(p) for p in prompts], np.int64)
+    shape = session.get_inputs()[3].shape
+    names = [i.name for i in session.get_inputs()[3:]]
+    dummy = {k: np.zeros((n, shape[1], 1, shape[3]), np.float32) for k in names}
+    first = {k: np.zeros((n, shape[1], 0, shape[3]), np.float32) for k in names}
+    out = []
+    for step in range(n_new):
+        mask = real if step == 0 else np.concatenate([np.zeros((n, 1), np.int64), real], axis=1)
+        pos = np.maximum(real.cumsum(1) - 1, 0)
+        logits = session.run(None, {"input_ids": seq, "attention_mask": mask, "position_ids": pos}
+                             | (first if step == 0 else dummy))[0]
+        out.append(logits[:, -1].argmax(-1))
+        seq = np.concatenate([seq, out[-1][:, None]], axis=1)
+        real = np.concatenate([real, np.ones((n, 1), np.int64)], axis=1)
+    return np.array(out).T
+
+
+def _batch_io_binding(session, prompts, n_new):
+    """Each prompt alone in a loop, through IO binding."""
+    shape = session.get_inputs()[3].shape
+    names = [i.name for i in session.get_inputs()]
+    out = []
+    for p in prompts:
+        x, pos = np.array([p], np.int64), np.arange(len(p))[None]
+        past = [np.zeros((1, shape[1], 0, shape[3]), np.float32) for _ in names[3:]]
+        row = []
+        for _ in range(n_new):
+            binding = session.io_binding()
+            for name, value in zip(names, [x, np.ones((1, pos[0, -1] + 1), np.int64), pos, *past]):
+                binding.bind_cpu_input(name, value)
+            for o in session.get_outputs():
+                binding.bind_output(o.name)
+            session.run_with_iobinding(binding)
+            logits, *past = binding.copy_outputs_to_cpu()
+            row.append(int(logits[0, -1].argmax()))
+            x, pos = np.array([[row[-1]]], np.int64), pos[:, -1:] + 1
+        out.append(row)
+    return out
+
+
+def _batch_raises(session, prompts, n_new):
+    raise ValueError("prompts of different lengths cannot be stacked")
+
+
 # ---------------------------------------------------------------- 09.perplexity
 
 
@@ -265,6 +465,28 @@ CORPUS = {
               skipped_skill=True),
         Wrong("PyTorch's model generates (no session, no cache)", answer=_rerun_past_the_check("torch"),
               skipped_skill=True),
+    ],
+    "09.batch_generate": [
+        Right("pads on the right, each row's logits read at its own last real token", answer=_batch(pad="right")),
+        Right("pads on the left, the rectangle, mask and positions by NumPy broadcasting", answer=_batch_vectorised),
+        Right("pads on the left, the prompts fed one column at a time through the cache",
+              answer=_batch_column_by_column),
+        Right("pads on the left, a loop of switches", answer=_batch()),
+        Right("pads on the right, a loop on run_with_ort_values", answer=_batch_ort_values),
+        Wrong("each prompt alone in a loop: no batch", answer=_batch_one_at_a_time, skipped_skill=True),
+        Wrong("no cache: the whole padded batch rerun every step", answer=_batch(cache=False), skipped_skill=True),
+        Wrong("no cache: the whole batch rerun behind a one-column past the mask hides",
+              answer=_batch_rerun_behind_a_past, skipped_skill=True),
+        Wrong("each prompt alone in a loop, through IO binding", answer=_batch_io_binding, skipped_skill=True),
+        Wrong("a mask of all ones: the pads are attended", answer=_batch(mask="ones")),
+        Wrong("position ids that count the pads", answer=_batch(positions="columns")),
+        Wrong("pads on the right, the last column read for every row", answer=_batch(pad="right", last="column")),
+        Wrong("position ids from 1: off by one", answer=_batch(positions="from_one")),
+        Wrong("sorted longest first, rows handed back in that order", answer=_batch(sort=True)),
+        Wrong("returns each prompt with its new tokens", answer=_batch(with_prompt=True)),
+        Wrong("one token short", answer=_batch(short=True)),
+        Wrong("the mask not grown after the prompt's run: ONNX Runtime refuses", answer=_batch(grow_mask=False)),
+        Wrong("raises on prompts of different lengths", answer=_batch_raises),
     ],
     "09.perplexity": [
         # the prompt leaves every library but NumPy out (its check runs the answer with NumPy alone)
