@@ -270,8 +270,9 @@ def _next_feed(feed, logits, present, names):
 
 
 def test_batch_session_refuses_runs_that_skip_the_batch_or_the_cache():
-    """The batch check's session: every run takes the whole batch, and every run after the first reads a past
-    with one new token per row (by run and run_with_ort_values; IO binding refused); a copy keeps its runs."""
+    """The batch check's session: every run takes the whole batch, and every run after the first reads as its
+    pasts the presents of the run before, with one new token per row (by run and run_with_ort_values; IO binding
+    refused); a copy keeps its runs."""
     import copy
 
     import onnxruntime as ort
@@ -305,6 +306,11 @@ def test_batch_session_refuses_runs_that_skip_the_batch_or_the_cache():
     with pytest.raises(RuntimeError, match="not IO binding"):
         s.run_with_iobinding(s.io_binding())
     logits, *present = s.run(None, step)  # one new token per row on the cache: the skill
+    made_up = _next_feed(step, logits, [np.zeros_like(p) for p in present], names)
+    with pytest.raises(RuntimeError, match=NO_CACHE):  # a past of the right shape that is not the present
+        s.run(None, made_up)
+    with pytest.raises(RuntimeError, match=NO_CACHE):  # the step before replayed: an older run's presents
+        s.run_with_ort_values(None, values(step))
     s.run_with_ort_values(None, values(_next_feed(step, logits, present, names)))
     fresh, grid = cache_decoder("genai", 3), encode("Thex=1for").reshape(3, 3)
     feed = _batch_feed(fresh, grid[:, :1].tolist())
@@ -316,11 +322,13 @@ def test_batch_session_refuses_runs_that_skip_the_batch_or_the_cache():
 
 def test_batch_cases_hold_what_the_exercise_promises():
     """Every batch fits the context padded; case 0 has a one-token prompt, case 1 two prompts of one length,
-    case 2 five prompts, case 3 one prompt; the prompts are sorted by length neither way (a batch sorted and
-    handed back so fails), and their continuations alone differ (so rows in another order fail)."""
+    case 2 five prompts, case 3 one prompt; cases 0 and 1 share their batch size and n_new (a result remembered
+    by shape fails); the prompts are sorted by length neither way (a batch sorted and handed back so fails), and
+    their continuations alone differ (so rows in another order fail)."""
     for seed in (0, 1, 7, 20250):
         specs = l09._batch_specs(seed)
-        assert [len(p) for p, _ in specs] == [3, 4, 5, 1]
+        assert [len(p) for p, _ in specs] == [4, 4, 5, 1]
+        assert specs[0][1] == specs[1][1]
         for i, (prompts, n_new) in enumerate(specs):
             lengths = [len(p) for p in prompts]
             assert max(lengths) + n_new <= CONTEXT and 5 <= n_new <= 21

@@ -185,8 +185,9 @@ def cache_decoder(layout: str = "stacked", rows: int | None = None):
       have an empty past.
     * "genai": the genai-layout decoder (`genai_decoder_bytes`) serving one batch of `rows` prompts: every run
       (by `run` or `run_with_ort_values`; IO binding is refused) must take `rows` rows, and every run after the
-      first must read a past and feed one new token per row. So each prompt alone in a loop, a batch rerun from
-      an empty past and the whole sequence fed again on top of a past are refused."""
+      first must read as its pasts the presents of the run before and feed one new token per row. So each prompt
+      alone in a loop, a batch rerun from an empty past, the whole sequence fed again on top of a past and a past
+      made up or replayed from an older run are refused."""
     import onnxruntime as ort
 
     if layout not in ("stacked", "genai"):
@@ -206,6 +207,7 @@ def cache_decoder(layout: str = "stacked", rows: int | None = None):
                              providers=["CPUExecutionProvider"])
             self._model_bytes = None  # ONNX Runtime keeps a copy: the model is run through this session only
             self.runs = 0
+            self._presents: dict[str, np.ndarray] = {}
 
         def _refuse(self, shapes: dict) -> None:
             """Raise if a run of inputs of these shapes skips what the session is there for."""
@@ -227,16 +229,46 @@ def cache_decoder(layout: str = "stacked", rows: int | None = None):
                 raise RuntimeError(f"this session already ran the prompts: {NO_CACHE} and take one new token per "
                                    f"row, got {ids[1]} tokens per row (a sequence computed again: no cache)")
 
+        def _check_past(self, feed: dict) -> None:
+            """genai: every run after the first reads as its pasts the presents the run before returned (as they
+            came, or copies): a past made up, kept from an older run or paired with another present is refused."""
+            for name, value in feed.items():
+                if not (self.runs and name.startswith("past_key_values.")):
+                    continue
+                want = self._presents.get("present." + name[len("past_key_values."):])
+                got = value.numpy() if isinstance(value, ort.OrtValue) else np.asarray(value)
+                if want is None or got.shape != want.shape or not np.array_equal(got, want):
+                    raise RuntimeError(f"this session already ran the prompts: {NO_CACHE}: {name} must be the "
+                                       f"present the previous run returned, got {'a past of shape ' + str(got.shape)}"
+                                       f" that is not it (a cache made up, kept from an older run or mismatched)")
+
+        def _keep(self, outputs: list) -> None:
+            self._presents = {o.name: np.array(v.numpy() if isinstance(v, ort.OrtValue) else v)
+                              for o, v in zip(self.get_outputs(), outputs) if o.name.startswith("present.")}
+
         def run(self, output_names, input_feed, run_options=None):
             self._refuse({k: tuple(np.shape(v)) for k, v in dict(input_feed).items()})
+            if not genai:
+                self.runs += 1
+                return super().run(output_names, input_feed, run_options)
+            self._check_past(dict(input_feed))
+            outputs = super().run(None, input_feed, run_options)   # every present kept, whatever was asked for
+            self._keep(outputs)
             self.runs += 1
-            return super().run(output_names, input_feed, run_options)
+            by_name = dict(zip((o.name for o in self.get_outputs()), outputs))
+            return outputs if output_names is None else [by_name[n] for n in output_names]
 
         def run_with_ort_values(self, output_names, input_dict_ort_values, run_options=None):
-            if genai:
-                self._refuse({k: tuple(v.shape()) for k, v in dict(input_dict_ort_values).items()})
-                self.runs += 1
-            return super().run_with_ort_values(output_names, input_dict_ort_values, run_options)
+            if not genai:
+                return super().run_with_ort_values(output_names, input_dict_ort_values, run_options)
+            self._refuse({k: tuple(v.shape()) for k, v in dict(input_dict_ort_values).items()})
+            self._check_past(dict(input_dict_ort_values))
+            every = [o.name for o in self.get_outputs()]
+            outputs = super().run_with_ort_values(every, input_dict_ort_values, run_options)
+            self._keep(list(outputs))
+            self.runs += 1
+            by_name = dict(zip(every, outputs))
+            return outputs if output_names is None else [by_name[n] for n in output_names]
 
         def run_with_iobinding(self, iobinding, run_options=None):
             if genai:
@@ -245,7 +277,7 @@ def cache_decoder(layout: str = "stacked", rows: int | None = None):
 
         def __deepcopy__(self, memo):  # a copy of a session that ran is one that ran: no fresh start by copying
             twin = type(self)()
-            twin.runs = self.runs
+            twin.runs, twin._presents = self.runs, dict(self._presents)
             return twin
 
     return CacheDecoder()

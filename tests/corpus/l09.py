@@ -569,3 +569,14 @@ add_blind(CORPUS, blind12_l09, reclassify={
 from corpus import blind15_l09  # noqa: E402
 
 add_blind(CORPUS, blind15_l09)
+
+# Blind round 16 (09.batch_generate, 39 answers; tests/corpus/blind16_l09.py), measured before any change: 4 false
+# accepts, 0 over-credits, 0 false rejects. Three got the right tokens without the cache the exercise asks for and
+# past the session's refusals: each prompt alone tiled to the batch's rows, equal-length groups filled with duplicate
+# rows (both start each later prefill from a made-up one-column past, masked), and every generated token re-fed from
+# the prefill's cache. The batch session now requires every later past to be the present the run before returned
+# (`cache_decoder("genai")`). A fourth remembered its last result by (batch size, n_new), which no two cases shared:
+# the first two cases now share both.
+from corpus import blind16_l09  # noqa: E402
+
+add_blind(CORPUS, blind16_l09)
