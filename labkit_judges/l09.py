@@ -427,7 +427,7 @@ def _as_rows(got, n_rows: int) -> list[list[int]] | None:
               'Pad the prompts to one rectangle. The attention mask is 1 for a real token and 0 for a pad, over the past and the new positions, and each row counts its positions over its own real tokens only: then every row computes what it would alone. Pads on the left put every row\'s newest token in the last column.',
               "session.get_inputs() names the inputs and gives the past's shape (batch, heads, past, head size): an empty past is np.zeros with a past length of 0. np.cumsum of the mask along each row counts real tokens; after each run, append a column of ones to the mask with np.concatenate and feed each present back as its past.",
           ],
-          cases=_batch_cases, tests=BATCH_TESTS, skill=BATCH_RUNS, tools=("numpy", "onnxruntime"))
+          cases=_batch_cases, tests=BATCH_TESTS, skill=BATCH_RUNS, tools=("numpy", "onnxruntime"), bonus=True)
 def _batch_generate(outputs, seed):
     from labkit.transformer import decode
 

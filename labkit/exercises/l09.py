@@ -12,7 +12,7 @@ declare('09.generate', title='Greedy generation with the key/value cache', point
     "The session's inputs and outputs are named (session.get_inputs()); an empty past has a length-0 past dimension (np.zeros with that shape); np.argmax over the last position's logits.",
 ])
 
-declare('09.batch_generate', title='Greedy generation for a batch of prompts of different lengths', points=3, kind='function', tools=('numpy', 'onnxruntime'), hint=[
+declare('09.batch_generate', title='Greedy generation for a batch of prompts of different lengths', points=3, kind='function', bonus=True, tools=('numpy', 'onnxruntime'), hint=[
     "Pad the prompts to one rectangle. The attention mask is 1 for a real token and 0 for a pad, over the past and the new positions, and each row counts its positions over its own real tokens only: then every row computes what it would alone. Pads on the left put every row's newest token in the last column.",
     "session.get_inputs() names the inputs and gives the past's shape (batch, heads, past, head size): an empty past is np.zeros with a past length of 0. np.cumsum of the mask along each row counts real tokens; after each run, append a column of ones to the mask with np.concatenate and feed each present back as its past.",
 ])
