@@ -516,6 +516,10 @@ def _bytes(b64: str) -> np.ndarray:
     return np.frombuffer(base64.b64decode(b64), dtype=np.uint8).copy()
 
 
+#: the width of `draw_in_page`'s screenshot: the page's pad and prediction side by side, within a notebook cell
+SCREENSHOT_WIDTH = 576
+
+
 def draw_in_page(base_url: str, strokes: Sequence[Sequence[tuple[float, float]]], *, model: str = "fp32",
                  threads: int = 1, screenshot: str | os.PathLike | None = None, browser: Browser | None = None,
                  timeout_s: float = 60) -> dict:
@@ -525,7 +529,7 @@ def draw_in_page(base_url: str, strokes: Sequence[Sequence[tuple[float, float]]]
     Returns `digit` (the prediction the page displays), `probabilities` (10,), `input` (the page's
     uint8 (1, 1, 8, 8) model input), `rgba` (the canvas's ImageData bytes, flat), `alpha` (the
     page's own (height, width) reading of the ink) and `width`, `height`;
-    `screenshot` saves a PNG of the page.
+    `screenshot` saves a PNG of the page, SCREENSHOT_WIDTH px wide.
     """
     def work(page):
         box = page.locator("#pad").bounding_box()
@@ -547,6 +551,8 @@ def draw_in_page(base_url: str, strokes: Sequence[Sequence[tuple[float, float]]]
                "width": int(size[0]), "height": int(size[1])}
         if screenshot is not None:
             Path(screenshot).parent.mkdir(parents=True, exist_ok=True)
+            # as wide as a notebook's output area on a laptop (about 590 px at 1024x768): shown 1:1, not shrunk
+            page.set_viewport_size({"width": SCREENSHOT_WIDTH, "height": 720})
             page.screenshot(path=str(screenshot), full_page=True)
         return out
 

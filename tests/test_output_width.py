@@ -67,9 +67,7 @@ TEXT_ALLOWED: dict[str, tuple[set[str], str]] = {
                "per-provider node lists and WebGPU errors as raised"),
 }
 # lesson -> {cell id: why its figure may be wider than IMAGE_WIDTH}
-IMAGE_ALLOWED: dict[str, dict[str, str]] = {
-    "08_browser": {"q08-42-code": "1280 px: a screenshot of the lesson's web page, meant to be zoomed"},
-}
+IMAGE_ALLOWED: dict[str, dict[str, str]] = {}
 
 
 def _text(value) -> str:

@@ -84,6 +84,9 @@ def test_drawn_digit_is_recognized(name, servers, browser):
     assert out["digit"] == digit, f"the page shows {out['digit']!r} for a drawn {digit}: {out['probabilities'].round(3)}"
     assert int(np.argmax(out["probabilities"])) == int(digit)
     assert shot.is_file() and shot.stat().st_size > 5000
+    from PIL import Image
+
+    assert Image.open(shot).width == web.SCREENSHOT_WIDTH   # whole in a notebook cell at 1024 px
     # the page's own preprocessing is lesson 07's: its 8x8 input is android.downsample of its canvas
     assert out["input"].max() > 0
     alpha = out["rgba"].reshape(out["height"], out["width"], 4)[:, :, 3]
