@@ -233,6 +233,29 @@ def _batch_feed(session, prompts, pad=0):
     return feed | {i.name: np.zeros((len(prompts), 4, 0, 24), np.float32) for i in session.get_inputs()[3:]}
 
 
+def test_stacked_decoder_built_by_hand_is_the_course_model_with_a_past():
+    """The generate check's graph, written node by node from the weights, computes `trained_gpt()` called with
+    a past (what `torch.onnx.export` made of it before): any batch, past length and new length."""
+    import onnxruntime as ort
+
+    from labkit.material.l09 import decoder_bytes
+
+    sess = ort.InferenceSession(decoder_bytes(), providers=["CPUExecutionProvider"])
+    assert [i.name for i in sess.get_inputs()] == ["ids", "past_keys", "past_values"]
+    assert [o.name for o in sess.get_outputs()] == ["logits", "present_keys", "present_values"]
+    model = trained_gpt()
+    rng = np.random.default_rng(5)
+    for b, past, t in [(1, 0, 6), (3, 7, 1), (2, 40, 5), (1, CONTEXT - 3, 3)]:
+        ids = rng.integers(0, 96, (b, t))
+        pasts = [rng.normal(size=(2, b, 4, past, 24)).astype(np.float32) for _ in range(2)]
+        got = sess.run(None, {"ids": ids, "past_keys": pasts[0], "past_values": pasts[1]})
+        with torch.no_grad():
+            want = model(torch.from_numpy(ids), *(torch.from_numpy(a) for a in pasts))
+        for g, w in zip(got, want):
+            assert g.shape == tuple(w.shape)
+            np.testing.assert_allclose(g, w.numpy(), atol=5e-5, rtol=1e-5)
+
+
 def test_genai_decoder_built_by_hand_is_the_genai_layout_of_the_course_model():
     """The batch check's graph, written node by node from the weights, computes `GenaiLayout` (what
     `export_for_genai` exports): random pasts, masks with holes, a padding row that sees no key, any positions."""

@@ -28,29 +28,14 @@ _DECODER_BYTES: bytes | None = None
 
 
 def decoder_bytes() -> bytes:
-    """The course transformer exported as a decoder with a cache (inputs ids, past_keys, past_values; outputs
-    logits, present_keys, present_values; batch, sequence and past length dynamic), as ONNX bytes.
-    Exported once per process."""
+    """The course transformer as a decoder with a cache (inputs ids, past_keys, past_values; outputs logits,
+    present_keys, present_values, the caches stacked (n_layer, batch, head, past, head_dim); batch, sequence
+    and past length dynamic), as ONNX bytes: what `torch.onnx.export` makes of `trained_gpt()` called with
+    a past, written node by node from the shipped weights (`_course_decoder`), in a fraction of a second
+    where the export takes seconds. Built once per process."""
     global _DECODER_BYTES
     if _DECODER_BYTES is None:
-        import torch
-
-        from ..quiet import quiet
-        from ..transformer import trained_gpt
-
-        model = trained_gpt()
-        ids = torch.zeros((1, 3), dtype=torch.int64)
-        with torch.no_grad():
-            _, keys, values = model(torch.zeros((1, 4), dtype=torch.int64))
-        batch, seq, past = torch.export.Dim("batch"), torch.export.Dim("seq"), torch.export.Dim("past")
-        with quiet():
-            program = torch.onnx.export(
-                model, (ids, keys, values), dynamo=True,
-                dynamic_shapes={"ids": {0: batch, 1: seq}, "past_keys": {1: batch, 3: past},
-                                "past_values": {1: batch, 3: past}},
-                input_names=["ids", "past_keys", "past_values"],
-                output_names=["logits", "present_keys", "present_values"])
-        _DECODER_BYTES = program.model_proto.SerializeToString()
+        _DECODER_BYTES = _course_decoder("stacked")
     return _DECODER_BYTES
 
 
@@ -91,82 +76,113 @@ _GENAI_BYTES: bytes | None = None
 def genai_decoder_bytes() -> bytes:
     """The course transformer in the layout onnxruntime-genai reads (the inputs and outputs of
     `export_for_genai`'s graph: input_ids, attention_mask, position_ids, past_key_values.%d.key/value ->
-    logits, present.%d.key/value), written node by node from the shipped weights: built in a fraction of a
-    second where an export takes seconds, the same function as `transformer.GenaiLayout` (a key whose mask is 0
-    gets a score of -1e9: no attention, and no NaN for a padding row that sees no key)."""
+    logits, present.%d.key/value), written node by node from the shipped weights (`_course_decoder`): built in
+    a fraction of a second where an export takes seconds, the same function as `transformer.GenaiLayout` (a key
+    whose mask is 0 gets a score of -1e9: no attention, and no NaN for a padding row that sees no key)."""
     global _GENAI_BYTES
     if _GENAI_BYTES is None:
-        from onnx import TensorProto, helper, numpy_helper
+        _GENAI_BYTES = _course_decoder("genai")
+    return _GENAI_BYTES
 
-        from ..transformer import N_HEAD, VOCAB_SIZE, course_weights
 
-        w = course_weights()
-        d = w["tok.weight"].shape[1]
-        hd, n_layer = d // N_HEAD, sum(k.endswith(".qkv.weight") for k in w)
-        linear_weight = [k for k, v in w.items() if v.ndim == 2 and not k.startswith(("tok.", "pos."))]
-        inits = [numpy_helper.from_array(np.ascontiguousarray(v.T if k in linear_weight else v), k)
-                 for k, v in w.items()]  # a linear layer's weight transposed: x @ W.T is MatMul(x, W.T)
-        f32 = np.float32
-        consts = {"heads": np.array([0, 0, N_HEAD, hd]), "merge": np.array([0, 0, d]), "zero": np.array(0),
-                  "one": np.array(1), "ax0": np.array([0]), "ax1": np.array([1]), "ax12": np.array([1, 2]),
-                  "masked": f32(-1e9), "scale": f32(hd ** -0.5), "half": f32(0.5), "one_f": f32(1),
-                  "sqrt2": f32(2 ** 0.5)}
-        inits += [numpy_helper.from_array(np.asarray(v), k) for k, v in consts.items()]
-        nodes: list = []
+def _course_decoder(layout: str) -> bytes:
+    """The course transformer with a cache as an ONNX graph written node by node from the shipped weights.
 
-        def op(kind: str, *inputs: str, out: str | None = None, n: int = 1, **attrs) -> str | list[str]:
-            outs = [out] if out else [f"{kind.lower()}_{len(nodes)}_{i}" for i in range(n)]
-            nodes.append(helper.make_node(kind, list(inputs), outs, **attrs))
-            return outs[0] if n == 1 else outs
+    * "genai": input_ids, attention_mask, position_ids, past_key_values.%d.key/value -> logits,
+      present.%d.key/value; a key whose mask is 0 gets a score of -1e9.
+    * "stacked": ids, past_keys, past_values -> logits, present_keys, present_values, the caches stacked
+      over layers; positions continue after the past, every key up to a query's position is seen."""
+    from onnx import TensorProto, helper, numpy_helper
 
-        def linear(x: str, name: str) -> str:
-            return op("Add", op("MatMul", x, name + ".weight"), name + ".bias")
+    from ..transformer import N_HEAD, VOCAB_SIZE, course_weights
 
-        def norm(x: str, name: str) -> str:
-            return op("LayerNormalization", x, name + ".weight", name + ".bias", axis=-1, epsilon=1e-5)
+    genai = layout == "genai"
+    w = course_weights()
+    d = w["tok.weight"].shape[1]
+    hd, n_layer = d // N_HEAD, sum(k.endswith(".qkv.weight") for k in w)
+    linear_weight = [k for k, v in w.items() if v.ndim == 2 and not k.startswith(("tok.", "pos."))]
+    inits = [numpy_helper.from_array(np.ascontiguousarray(v.T if k in linear_weight else v), k)
+             for k, v in w.items()]  # a linear layer's weight transposed: x @ W.T is MatMul(x, W.T)
+    f32 = np.float32
+    consts = {"heads": np.array([0, 0, N_HEAD, hd]), "merge": np.array([0, 0, d]), "zero": np.array(0),
+              "one": np.array(1), "ax0": np.array([0]), "ax1": np.array([1]), "masked": f32(-1e9), "scale": f32(hd ** -0.5), "half": f32(0.5), "one_f": f32(1),
+              "sqrt2": f32(2 ** 0.5)}
+    inits += [numpy_helper.from_array(np.asarray(v), k) for k, v in consts.items()]
+    nodes: list = []
 
-        def split_heads(x: str) -> str:  # (b, t, d) -> (b, head, t, hd)
-            return op("Transpose", op("Reshape", x, "heads"), perm=[0, 2, 1, 3])
+    def op(kind: str, *inputs: str, out: str | None = None, n: int = 1, **attrs) -> str | list[str]:
+        outs = [out] if out else [f"{kind.lower()}_{len(nodes)}_{i}" for i in range(n)]
+        nodes.append(helper.make_node(kind, list(inputs), outs, **attrs))
+        return outs[0] if n == 1 else outs
 
-        # which key each query may see: causal over past + new positions, and only where the mask is 1
-        new_len = op("Squeeze", op("Shape", "input_ids", start=1, end=2))
-        total = op("Add", op("Squeeze", op("Shape", "past_key_values.0.key", start=2, end=3)), new_len)
-        query_at = op("Add", op("Range", "zero", new_len, "one"), op("Sub", total, new_len))
-        causal = op("LessOrEqual", op("Unsqueeze", op("Range", "zero", total, "one"), "ax0"),
-                    op("Unsqueeze", query_at, "ax1"))
-        allowed = op("And", causal, op("Unsqueeze", op("Cast", "attention_mask", to=TensorProto.BOOL), "ax12"))
-        x = op("Add", op("Gather", "tok.weight", "input_ids"), op("Gather", "pos.weight", "position_ids"))
-        for i in range(n_layer):
-            p = f"blocks.{i}."
-            q, k, v = op("Split", linear(norm(x, p + "ln1"), p + "qkv"), axis=-1, num_outputs=3, n=3)
-            k = op("Concat", f"past_key_values.{i}.key", split_heads(k), axis=2, out=f"present.{i}.key")
-            v = op("Concat", f"past_key_values.{i}.value", split_heads(v), axis=2, out=f"present.{i}.value")
-            scores = op("Mul", op("MatMul", split_heads(q), op("Transpose", k, perm=[0, 1, 3, 2])), "scale")
-            att = op("Softmax", op("Where", allowed, scores, "masked"), axis=-1)
-            y = op("Reshape", op("Transpose", op("MatMul", att, v), perm=[0, 2, 1, 3]), "merge")
-            x = op("Add", x, linear(y, p + "proj"))
-            h = linear(norm(x, p + "ln2"), p + "fc1")
-            gelu = op("Mul", op("Mul", h, "half"), op("Add", op("Erf", op("Div", h, "sqrt2")), "one_f"))
-            x = op("Add", x, linear(gelu, p + "fc2"))
-        op("MatMul", norm(x, "ln_f"), "head.weight", out="logits")
+    def linear(x: str, name: str) -> str:
+        return op("Add", op("MatMul", x, name + ".weight"), name + ".bias")
 
-        def tensor(name: str, elem: int, shape: list) -> object:
-            return helper.make_tensor_value_info(name, elem, shape)
+    def norm(x: str, name: str) -> str:
+        return op("LayerNormalization", x, name + ".weight", name + ".bias", axis=-1, epsilon=1e-5)
 
+    def split_heads(x: str) -> str:  # (b, t, d) -> (b, head, t, hd)
+        return op("Transpose", op("Reshape", x, "heads"), perm=[0, 2, 1, 3])
+
+    ids = "input_ids" if genai else "ids"
+    if genai:
+        past_k = [f"past_key_values.{i}.key" for i in range(n_layer)]
+        past_v = [f"past_key_values.{i}.value" for i in range(n_layer)]
+    else:
+        inits += [numpy_helper.from_array(np.array(i), f"layer{i}") for i in range(n_layer)]
+        past_k = [op("Gather", "past_keys", f"layer{i}", axis=0) for i in range(n_layer)]
+        past_v = [op("Gather", "past_values", f"layer{i}", axis=0) for i in range(n_layer)]
+    # which key each query may see: causal over past + new positions (genai: and only where the mask is 1)
+    new_len = op("Squeeze", op("Shape", ids, start=1, end=2))
+    total = op("Add", op("Squeeze", op("Shape", past_k[0], start=2, end=3)), new_len)
+    query_at = op("Add", op("Range", "zero", new_len, "one"), op("Sub", total, new_len))
+    allowed = op("LessOrEqual", op("Unsqueeze", op("Range", "zero", total, "one"), "ax0"),
+                 op("Unsqueeze", query_at, "ax1"))
+    if genai:
+        inits.append(numpy_helper.from_array(np.array([1, 2]), "ax12"))
+        allowed = op("And", allowed, op("Unsqueeze", op("Cast", "attention_mask", to=TensorProto.BOOL), "ax12"))
+    x = op("Add", op("Gather", "tok.weight", ids), op("Gather", "pos.weight", "position_ids" if genai else query_at))
+    keys, values = [], []
+    for i in range(n_layer):
+        p = f"blocks.{i}."
+        q, k, v = op("Split", linear(norm(x, p + "ln1"), p + "qkv"), axis=-1, num_outputs=3, n=3)
+        k = op("Concat", past_k[i], split_heads(k), axis=2, out=f"present.{i}.key" if genai else None)
+        v = op("Concat", past_v[i], split_heads(v), axis=2, out=f"present.{i}.value" if genai else None)
+        keys.append(k)
+        values.append(v)
+        scores = op("Mul", op("MatMul", split_heads(q), op("Transpose", k, perm=[0, 1, 3, 2])), "scale")
+        att = op("Softmax", op("Where", allowed, scores, "masked"), axis=-1)
+        y = op("Reshape", op("Transpose", op("MatMul", att, v), perm=[0, 2, 1, 3]), "merge")
+        x = op("Add", x, linear(y, p + "proj"))
+        h = linear(norm(x, p + "ln2"), p + "fc1")
+        gelu = op("Mul", op("Mul", h, "half"), op("Add", op("Erf", op("Div", h, "sqrt2")), "one_f"))
+        x = op("Add", x, linear(gelu, p + "fc2"))
+    op("MatMul", norm(x, "ln_f"), "head.weight", out="logits")
+
+    def tensor(name: str, elem: int, shape: list) -> object:
+        return helper.make_tensor_value_info(name, elem, shape)
+
+    logits = tensor("logits", TensorProto.FLOAT, ["batch", "seq", VOCAB_SIZE])
+    if genai:
         past = ["batch", N_HEAD, "past", hd]
         cache = [f".{i}.{kv}" for i in range(n_layer) for kv in ("key", "value")]
-        graph = helper.make_graph(
-            nodes, "tiny_gpt_genai_layout",
-            [tensor("input_ids", TensorProto.INT64, ["batch", "seq"]),
-             tensor("attention_mask", TensorProto.INT64, ["batch", "total"]),
-             tensor("position_ids", TensorProto.INT64, ["batch", "seq"]),
-             *(tensor("past_key_values" + c, TensorProto.FLOAT, past) for c in cache)],
-            [tensor("logits", TensorProto.FLOAT, ["batch", "seq", VOCAB_SIZE]),
-             *(tensor("present" + c, TensorProto.FLOAT, ["batch", N_HEAD, "past + seq", hd]) for c in cache)],
-            inits)
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=8)
-        _GENAI_BYTES = model.SerializeToString()
-    return _GENAI_BYTES
+        inputs = [tensor("input_ids", TensorProto.INT64, ["batch", "seq"]),
+                  tensor("attention_mask", TensorProto.INT64, ["batch", "total"]),
+                  tensor("position_ids", TensorProto.INT64, ["batch", "seq"]),
+                  *(tensor("past_key_values" + c, TensorProto.FLOAT, past) for c in cache)]
+        outputs = [logits, *(tensor("present" + c, TensorProto.FLOAT, ["batch", N_HEAD, "past + seq", hd])
+                             for c in cache)]
+    else:
+        for name, parts in (("present_keys", keys), ("present_values", values)):
+            op("Concat", *(op("Unsqueeze", part, "ax0") for part in parts), axis=0, out=name)
+        past = [n_layer, "batch", N_HEAD, "past", hd]
+        inputs = [tensor("ids", TensorProto.INT64, ["batch", "seq"]),
+                  *(tensor(n, TensorProto.FLOAT, past) for n in ("past_keys", "past_values"))]
+        outputs = [logits, *(tensor(n, TensorProto.FLOAT, [n_layer, "batch", N_HEAD, "past + seq", hd])
+                             for n in ("present_keys", "present_values"))]
+    graph = helper.make_graph(nodes, f"tiny_gpt_{layout}_cache", inputs, outputs, inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=8)
+    return model.SerializeToString()
 
 
 #: what the batch session (`cache_decoder("genai", rows)`) says when a run does not take the whole batch, or does
