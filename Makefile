@@ -67,9 +67,9 @@ test-notebooks: $(STAMP)
 	ATEN_CPU_CAPABILITY=default IPYTHONDIR="$$ipy" $(PYTEST) tests solutions $(NBVAL) -m "notebooks and not (grading or browser)" $(PYTEST_ARGS) --durations=15; \
 	rc=$$?; rm -rf "$$ipy"; exit $$rc
 
-# Each lesson's grading test and each heavy corpus entry is a unit of its own (conftest.py, SPREAD_FILES),
-# so the longest file no longer holds one worker for minutes. (Three workers were tried: the tier computes
-# more than it waits, and it took 827 s against about 690 s.)
+# Each lesson's grading test is a unit of its own and each exercise's corpus entries one unit (conftest.py,
+# SPREAD_FILES, CORPUS_FILE), the long ones first, so no file holds one worker for minutes at the end.
+# (Three workers were tried: the tier computes more than it waits, and it took 827 s against about 690 s.)
 test-grading: $(STAMP)
 	$(PYTEST) tests -m "(grading or heavy) and not browser" $(PYTEST_ARGS) --durations=15
 

@@ -59,17 +59,31 @@ def pytest_configure(config):
         config.option.nbval_cell_timeout = cell_timeout()
 
 
-#: test files whose tests `--dist loadfile` spreads one by one over the workers, first: their tests are
-#: long (a lesson graded twice; the heavy corpus entries) and set up no shared fixture. Every other file, and each notebook
+#: test files whose tests `--dist loadfile` spreads one by one over the workers: their tests are long (a
+#: lesson graded twice) and set up no shared fixture. Every other file, and each notebook
 #: nbval runs, keeps all its tests on one worker (module fixtures set up once, one kernel per notebook).
-SPREAD_FILES = frozenset({"test_grading_lessons.py", "test_corpus.py"})
-#: the files whose tests are scheduled first, longest units first (test_binder.py: two tests sharing
-#: a venv built in ~100 s, one unit)
-FIRST = ("test_binder.py", "test_grading_lessons.py", "test_corpus.py")
+SPREAD_FILES = frozenset({"test_grading_lessons.py"})
+#: the corpus goes one exercise to a unit: an exercise's first entry in a process pays what its judge builds
+#: once (models, exports, WebGPU shaders), and one worker pays it instead of both
+CORPUS_FILE = "test_corpus.py"
+#: the files whose tests are scheduled first, longest units first: test_binder.py (two tests sharing a venv
+#: built in ~70 s, one unit), each lesson graded, then the grading tier's files of a few long tests (they would
+#: hold one worker while the other idles at the end), then the corpus, its heavy exercises first. The many
+#: short units after them even the workers out.
+FIRST = ("test_binder.py", "test_grading_lessons.py", "test_grading_attacks.py", "test_grading_confined.py",
+         "test_grading.py", "test_grading_cluster.py", "test_regrade.py", "test_kernel_server.py", CORPUS_FILE)
+
+
+def _corpus_exercise(nodeid: str) -> str | None:
+    """The exercise id of a corpus entry's node id ("tests/test_corpus.py::test_…[03.raw_input-name]")."""
+    if "::test_corpus_entry_scores_by_the_rule[" not in nodeid:
+        return None
+    return nodeid.split("[", 1)[1].split("-", 1)[0]
 
 
 class SpreadLongTests:
-    """`--dist loadfile`, except that each test of SPREAD_FILES is a unit of its own. (xdist's
+    """`--dist loadfile`, except that each test of SPREAD_FILES is a unit of its own and the corpus's
+    entries of one exercise are one unit. (xdist's
     `loadgroup` would do it with marks, but with pytest 9 the groups never reach the scheduler:
     xdist renames `item._nodeid`, which pytest no longer reads.) Registered only where xdist is."""
 
@@ -82,6 +96,9 @@ class SpreadLongTests:
         class Scheduling(LoadFileScheduling):
             def _split_scope(self, nodeid: str) -> str:
                 file = nodeid.split("::", 1)[0]
+                exercise = _corpus_exercise(nodeid)
+                if exercise:
+                    return f"{file}::{exercise}"
                 return nodeid if file.rsplit("/", 1)[-1] in SPREAD_FILES else file
 
         config.option.loadscopereorder = False  # collection order: the long tests first (below)
@@ -95,10 +112,11 @@ class SpreadLongTests:
 #: (the seventh's, 05.rewrite_rule, are rules the check applies since stop 46: 0.02-0.07 s an evaluation)
 #: the twelfth's (444 answers over 30 exercises, about 50 s of CPU outside the heavy exercises): the heavy tier too
 HEAVY_BLIND_ROUNDS = ("-blind3-", "-blind12-", "-blind13-", "-blind14-", "-blind15-")
+#: the exercises whose every corpus entry is heavy, the longest first (seconds of CPU in all, measured)
+HEAVY_EXERCISES = ("09.export_dynamic", "11.device_decode", "03.raw_input", "03.dynamic_batch", "03.custom_op",
+                   "09.generate", "11.placement", "07.ort_file", "08.web_model", "10.custom_converter", "10.to_onnx")
 HEAVY = (
-    *(f"tests/test_corpus.py::test_corpus_entry_scores_by_the_rule[{ex}-" for ex in (
-        "03.dynamic_batch", "03.raw_input", "03.custom_op", "07.ort_file", "08.web_model", "09.export_dynamic", "09.generate",
-        "10.custom_converter", "10.to_onnx", "11.device_decode", "11.placement")),
+    *(f"tests/test_corpus.py::test_corpus_entry_scores_by_the_rule[{ex}-" for ex in HEAVY_EXERCISES),
     "tests/test_l07.py::test_ort_file_",  # a conversion to ORT format in their fixture (5 s)
     "tests/test_l07.py::test_answers_survive_the_grader_round_trip",  # the same fixture (7.7 s)
     # the corpus's training-mode model, a dynamo export (7 s, once per worker)
@@ -108,15 +126,9 @@ HEAVY = (
     "tests/test_l11.py::test_decoder_on_webgpu_decodes_as_the_cpu",  # the WebGPU shaders' first compile (5 s)
     "tests/test_l08.py::test_wrong_answers_get_precise_messages[08.web_model-",
     "tests/test_l08.py::test_answers_survive_the_grader_round_trip",  # exports the web model (8 s)
-    "tests/test_l09.py::test_bad_returns_fail_with_a_message[09.generate-",  # the first pays an export (10 s)
-    "tests/test_l09.py::test_generate_without_the_cache_is_named",  # the decoder's export again (12 s)
-    "tests/test_l09.py::test_decoder_session_is_a_real_session_that_keeps_its_rule",
     "tests/test_kernel_server.py::test_reused_torchlib_list_changes_no_export",  # two exports (6 s)
     "tests/test_l09.py::test_course_model_command_retrains_the_transformer",
-    "tests/test_l09.py::test_hostile_answers_give_a_result[",
     "tests/test_l09.py::test_export_for_genai_runs_in_genai_with_the_same_tokens",
-    "tests/test_l09.py::test_the_check_decoder_clips_its_cache",
-    "tests/test_l09.py::test_generate_returning_the_prompt_too_is_named",
     "tests/test_l09.py::test_export_with_a_fixed_length_is_named",
     "tests/test_l09.py::test_export_with_a_size_one_example_is_told_the_trap",  # two exports
     "tests/test_library.py::test_course_model_command_regenerates_weights_and_hash",
@@ -128,14 +140,16 @@ HEAVY = (
 def pytest_collection_modifyitems(config, items):
     """nbval cells are the `notebooks` tier; the last cell of each notebook closes its budget check.
     A notebook whose outputs come from a browser (lesson 08) is compared only where Chromium exists.
-    The tests of FIRST come first, so no worker starts a long one while the others finish, then
-    the files with the most tests (xdist's own order for --dist loadfile)."""
+    The tests of FIRST come first, so no worker starts a long one while the others finish (the corpus's
+    heavy exercises first), then the files with the most tests (xdist's own order for --dist loadfile)."""
     import collections
     import shutil
 
     per_file = collections.Counter(item.path for item in items)  # xdist's own order (kept by the scheduler)
     first = {name: i for i, name in enumerate(FIRST)}
-    items.sort(key=lambda item: (first.get(item.path.name, len(FIRST)), -per_file[item.path]))
+    heavy = {ex: i for i, ex in enumerate(HEAVY_EXERCISES)}
+    items.sort(key=lambda item: (first.get(item.path.name, len(FIRST)), -per_file[item.path],
+                                 heavy.get(_corpus_exercise(item.nodeid), len(heavy))))
     for item in items:
         if item.nodeid.startswith(HEAVY) or any(r in item.nodeid for r in HEAVY_BLIND_ROUNDS):
             item.add_marker(pytest.mark.heavy)
