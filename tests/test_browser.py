@@ -44,6 +44,9 @@ sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright's Pytho
 PREFIX = "/user/test/"
 CURRENT = ".jp-NotebookPanel:not(.lm-mod-hidden)"   # the notebook on screen
 SHOTS = ROOT / "test-artifacts" / "screenshots"
+#: whole-notebook screenshots, for a person to look at: `LABKIT_SCREENSHOTS=0` (.ci/run, where the clone and
+#: its screenshots are thrown away) skips them, about 3 s a lesson; a failure's screenshot is always taken
+WHOLE_SHOTS = os.environ.get("LABKIT_SCREENSHOTS", "1") != "0"
 SOLUTIONS = sorted((ROOT / "solutions").glob("[0-9][0-9]_*.ipynb"))
 
 
@@ -273,7 +276,7 @@ def run_all(page, lab: LabServer, name: str) -> list[dict]:
     try:
         page.wait_for_function("() => window.__labkitRun !== undefined", timeout=RUN_TIMEOUT_S * 1000, polling=500)
     except sync_api.TimeoutError:
-        screenshot(page, f"{name}-timeout")
+        screenshot(page, f"{name}-timeout", always=True)
         pytest.fail(f"{name}: Run All did not finish within {RUN_TIMEOUT_S} s\n{lab.log_tail(2000)}")
     state = page.evaluate("() => window.__labkitRun")
     assert state.startswith("done"), f"{name}: Run All {state}"
@@ -285,9 +288,12 @@ def run_all(page, lab: LabServer, name: str) -> list[dict]:
     return page.evaluate(CELLS)
 
 
-def screenshot(page, name: str, width: int = WIDTH) -> Path:
+def screenshot(page, name: str, width: int = WIDTH, *, always: bool = False) -> Path | None:
     """The whole notebook: the viewport stretched to the notebook's height, in parts of at most 30 000 px
-    (Chromium's limit; lesson 09 is taller) named `name.png`, `name-2.png`, ...; returns the first."""
+    (Chromium's limit; lesson 09 is taller) named `name.png`, `name-2.png`, ...; returns the first. None
+    when screenshots are off (`WHOLE_SHOTS`), unless `always` (what a failure leaves to look at)."""
+    if not (WHOLE_SHOTS or always):
+        return None
     SHOTS.mkdir(parents=True, exist_ok=True)
     outer = "document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-WindowedPanel-outer')"
     height = page.evaluate(f"() => {{ const o = {outer}; return o ? o.scrollHeight : 0; }}")
@@ -488,7 +494,7 @@ def test_learner_fills_an_exercise_in_the_browser(page, lab):
     try:
         check_cell.locator(".labkit-check.labkit-passed").wait_for(timeout=60_000)
     except sync_api.TimeoutError:
-        screenshot(page, f"lesson-{path.stem}-filled")
+        screenshot(page, f"lesson-{path.stem}-filled", always=True)
         panel = check_cell.locator(".jp-OutputArea").inner_text()
         pytest.fail(f"{exercise}: the panel did not turn to passed; it shows: {panel[:500]}")
     assert "points" in check_cell.locator(".labkit-check").inner_text()
@@ -862,7 +868,7 @@ def fits_1024(page, lab: LabServer, solution: Path) -> str:
     nb = nbformat.read(lab.root_dir / "solutions" / solution.name, as_version=4)  # as served
     lengths = sorted(len(line) for c in nb.cells if c.cell_type == "code" for line in c.source.split("\n"))
     summary = (f"{found['fit']} characters fit at {found['font']} ({found['char_px']:.2f} px each), file browser "
-               f"{found['file_browser']} px -> {shot.relative_to(ROOT)}")
+               f"{found['file_browser']} px -> {shot.relative_to(ROOT) if shot else 'no screenshot (LABKIT_SCREENSHOTS=0)'}")
     name = solution.name
     assert found["file_browser"] > 0, f"{name}: the file browser is not open in a fresh layout"
     assert found["scrollbar"] > 0, f"{name}: no scrollbar took its room: the width measured is not a laptop's"
