@@ -186,14 +186,22 @@ def lab_page(browser, lab):
     context.close()
 
 
-@pytest.fixture
-def page(lab_page, lab):
-    pg, errors = lab_page
+def _page_for_a_test(shared: tuple, lab: LabServer, viewport: dict | None = None):
+    """A module's page lent to one test: its JavaScript errors from now on (`page.console_errors`); after
+    the test its notebooks closed, its viewport set back to `viewport` if given, the kernels shut down."""
+    pg, errors = shared
     errors.clear()
     pg.console_errors = errors
     yield pg
     close_notebooks(pg)
+    if viewport:
+        pg.set_viewport_size(viewport)
     lab.shutdown_kernels()
+
+
+@pytest.fixture
+def page(lab_page, lab):
+    yield from _page_for_a_test(lab_page, lab)
 
 
 # ------------------------------------------------------------------ driving JupyterLab
@@ -841,13 +849,7 @@ def laptop_lab(browser, lab):
 
 @pytest.fixture
 def laptop_page(laptop_lab, lab):
-    pg, errors = laptop_lab
-    errors.clear()
-    pg.console_errors = errors
-    yield pg
-    close_notebooks(pg)
-    pg.set_viewport_size(LAPTOP)
-    lab.shutdown_kernels()
+    yield from _page_for_a_test(laptop_lab, lab, LAPTOP)
 
 
 def fits_1024(page, lab: LabServer, solution: Path) -> str:

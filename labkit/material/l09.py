@@ -105,8 +105,8 @@ def _course_decoder(layout: str) -> bytes:
              for k, v in w.items()]  # a linear layer's weight transposed: x @ W.T is MatMul(x, W.T)
     f32 = np.float32
     consts = {"heads": np.array([0, 0, N_HEAD, hd]), "merge": np.array([0, 0, d]), "zero": np.array(0),
-              "one": np.array(1), "ax0": np.array([0]), "ax1": np.array([1]), "masked": f32(-1e9), "scale": f32(hd ** -0.5), "half": f32(0.5), "one_f": f32(1),
-              "sqrt2": f32(2 ** 0.5)}
+              "one": np.array(1), "ax0": np.array([0]), "ax1": np.array([1]), "masked": f32(-1e9),
+              "scale": f32(hd ** -0.5), "half": f32(0.5), "one_f": f32(1), "sqrt2": f32(2 ** 0.5)}
     inits += [numpy_helper.from_array(np.asarray(v), k) for k, v in consts.items()]
     nodes: list = []
 
