@@ -66,10 +66,10 @@ SPREAD_FILES = frozenset({"test_grading_lessons.py"})
 #: the corpus goes one exercise to a unit: an exercise's first entry in a process pays what its judge builds
 #: once (models, exports, WebGPU shaders), and one worker pays it instead of both
 CORPUS_FILE = "test_corpus.py"
-#: the files whose tests are scheduled first, longest units first: test_binder.py (two tests sharing a venv
-#: built in ~70 s, one unit), each lesson graded, then the grading tier's files of a few long tests (they would
-#: hold one worker while the other idles at the end), then the corpus, its heavy exercises first. The many
-#: short units after them even the workers out.
+#: the files whose tests are scheduled first, longest units first: test_binder.py (two tests sharing a venv,
+#: one unit: ~20 s, or ~90 s when `make test` did not build the venv beside the install), each lesson graded,
+#: then the grading tier's files of a few long tests (they would hold one worker while the other idles at the
+#: end), then the corpus, its heavy exercises first. The many short units after them even the workers out.
 FIRST = ("test_binder.py", "test_grading_lessons.py", "test_grading_attacks.py", "test_grading_confined.py",
          "test_grading.py", "test_grading_cluster.py", "test_regrade.py", "test_kernel_server.py", CORPUS_FILE)
 

@@ -6,19 +6,16 @@ then `binder/postBuild` from the repository root, then a lesson executed with pa
 """
 from __future__ import annotations
 
-import os
 import re
-import shutil
 import stat
 import subprocess
-import sys
 import tempfile
 import tomllib
 from pathlib import Path
 
+import binder_env as binder_env_build
 import nbformat
 import pytest
-
 from net_util import index_unreachable
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -111,10 +108,6 @@ def test_readme_links_every_lesson_on_binder():
 
 # ------------------------------------------------------------------ a fresh environment, as on Binder
 
-COPY_IGNORE = shutil.ignore_patterns(".git", ".venv", "__pycache__", "*.egg-info", "artifacts", "test-artifacts",
-                                     ".pytest_cache", ".ipynb_checkpoints", "grading-out", "build", "dist")
-
-
 def _lesson_for_binder() -> Path:
     """Lesson 01 (the first real lesson) once it exists, else the setup check."""
     for stem in ("01_onnx_concepts", "00_setup_check"):
@@ -124,55 +117,43 @@ def _lesson_for_binder() -> Path:
 
 
 def _run(cmd: list[str], *, env: dict, cwd: Path, timeout: int) -> subprocess.CompletedProcess:
-    proc = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout)
-    if proc.returncode != 0:
-        noise = "is ignored: it is neither a file nor a directory"
-        err = "\n".join(line for line in proc.stderr.splitlines() if noise not in line)
-        pytest.fail(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{err[-3000:]}")
-    return proc
-
-
-def _fast_tmp() -> str | None:
-    """RAM-backed /dev/shm when it has room: writing and deleting ~2 GB of small files there takes
-    seconds, on a disk mounted with `discard` it can take minutes. Else the default temp folder."""
     try:
-        st = os.statvfs("/dev/shm")
-        return "/dev/shm" if st.f_bavail * st.f_frsize > 8 * 2**30 and os.access("/dev/shm", os.W_OK) else None
-    except OSError:
-        return None
+        return binder_env_build._run(cmd, env=env, cwd=cwd, timeout=timeout)
+    except binder_env_build.BuildError as e:
+        pytest.fail(str(e))
+
+
+def test_a_prebuilt_environment_is_taken_only_once_ready(tmp_path, monkeypatch):
+    """`make test` hands over the environment it built (LABKIT_BINDER_ENV) only with its `ready` mark."""
+    monkeypatch.delenv("LABKIT_BINDER_ENV", raising=False)
+    assert binder_env_build.prebuilt() is None
+    monkeypatch.setenv("LABKIT_BINDER_ENV", str(tmp_path))
+    assert binder_env_build.prebuilt() is None, "a build still running (or one that failed) is not taken"
+    (tmp_path / "failed.txt").write_text("pip install failed")
+    assert binder_env_build.prebuilt() is None
+    (tmp_path / binder_env_build.READY).write_text("")
+    got = binder_env_build.prebuilt()
+    assert got and got["python"] == str(tmp_path / "venv" / "bin" / "python") and got["repo"] == tmp_path / "repo"
 
 
 @pytest.fixture(scope="module")
 def binder_env():
-    """A fresh venv from binder/requirements.txt plus binder/postBuild run in a copy of the repository.
-
-    PyTorch's CPU index line is dropped: pip gets the same pinned torch from what this machine can
-    reach (a local wheel or the default index), so the test runs offline and fast. Everything else is
-    installed exactly as listed. The venv (~2 GB) is deleted afterwards. Skipped, with the reason,
-    when pip's package index cannot be reached (an offline machine).
-    """
+    """The Binder environment (tests/binder_env.py): the one `make test` built beside the course's own
+    install, else a fresh one, deleted afterwards (~2 GB). Skipped, with the reason, when pip's package
+    index cannot be reached (an offline machine)."""
     why = index_unreachable()
     if why:
         pytest.skip(f"{why}; the Binder environment is installed from it")
-    with tempfile.TemporaryDirectory(prefix="labkit-binder-", dir=_fast_tmp()) as tmp:
-        tmp = Path(tmp)
-        repo = tmp / "repo"
-        shutil.copytree(ROOT, repo, ignore=COPY_IGNORE)
-        if not (repo / "README.md").exists():  # pyproject.toml names it; the lead writes it
-            (repo / "README.md").write_text("# ONNX Lab\n")
-        reqs = tmp / "requirements-reachable.txt"
-        reqs.write_text("\n".join(line for line in (BINDER / "requirements.txt").read_text().splitlines()
-                                  if not line.startswith("--extra-index-url")) + "\n")
-        venv = tmp / "venv"
-        env = {k: v for k, v in os.environ.items()
-               if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", "JUPYTER_PATH", "JUPYTER_CONFIG_DIR")}
-        env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
-        env["MPLBACKEND"] = "agg"
-        _run([sys.executable, "-m", "venv", str(venv)], env=env, cwd=tmp, timeout=300)
-        py = str(venv / "bin" / "python")
-        _run([py, "-m", "pip", "install", "--quiet", "--no-compile", "-r", str(reqs)], env=env, cwd=tmp, timeout=900)
-        _run(["bash", "binder/postBuild"], env=env, cwd=repo, timeout=600)
-        yield {"python": py, "venv": venv, "repo": repo, "env": env, "tmp": tmp}
+    ready = binder_env_build.prebuilt()
+    if ready:
+        yield ready
+        return
+    with tempfile.TemporaryDirectory(prefix="labkit-binder-", dir=binder_env_build.fast_tmp()) as tmp:
+        try:
+            built = binder_env_build.build(Path(tmp))
+        except binder_env_build.BuildError as e:
+            pytest.fail(str(e))
+        yield built
 
 
 @pytest.mark.notebooks
