@@ -8,6 +8,30 @@ SOLUTIONS = sorted((ROOT / "solutions").glob("*.ipynb"))
 LESSONS = sorted((ROOT / "lessons").glob("*.ipynb"))
 
 
+#: the marks a test of test_corpus.py can carry (`heavy` from the root conftest.py, `xfail` for a known hole)
+CORPUS_MARKS = ("heavy", "xfail", "parametrize", "usefixtures")
+
+
+def corpus_deselected(markexpr: str) -> bool:
+    """Does `-m markexpr` leave out every test of test_corpus.py, whatever subset of CORPUS_MARKS it carries?"""
+    import itertools
+
+    from _pytest.mark.expression import Expression
+
+    expr = Expression.compile(markexpr)
+    return not any(expr.evaluate(lambda name, /, **kw: not kw and name in marks)
+                   for n in range(len(CORPUS_MARKS) + 1) for marks in itertools.combinations(CORPUS_MARKS, n))
+
+
+def pytest_ignore_collect(collection_path, config):
+    """test_corpus.py names its tests by importing the whole corpus (torch, scikit-learn: ~4.5 s in each
+    worker): a session whose `-m` selects none of them (the notebooks, network and browser tiers) skips it."""
+    if collection_path.name == "test_corpus.py" and config.getoption("markexpr") \
+            and corpus_deselected(config.getoption("markexpr")):
+        return True
+    return None
+
+
 def _one_ort_thread_per_worker() -> None:
     """`-n 2` runs a worker per core: ONNX Runtime sessions left at ORT's default (a thread per core, which
     spin while they wait) would put two pools on each core. In a worker, a session that chooses no count

@@ -36,8 +36,8 @@ class Entry:
     make: Callable[[Path], Any] | None = None
     #: a known hole: why this wrong answer still scores by another rule (a strict xfail until a judge sees it)
     hole: str = ""
-    #: written blind (`add_blind`): judged by its rule at both seeds; the panel/grader agreement is the
-    #: team's entries' to test
+    #: written blind (`add_blind`): judged by its rule once, as graded (the hidden seed, the grader's data
+    #: path); the notebook's seed and the panel/grader agreement are the team's entries' to test
     blind: bool = False
 
     def build(self, tmp: Path) -> Any:
