@@ -314,6 +314,29 @@ def load_inputs(folder: str | os.PathLike) -> list[tuple]:
     return [tuple(dec(c)) for c in json.loads((folder / "inputs.json").read_text())]
 
 
+_SCRATCH: tuple[int, Path] | None = None
+
+
+def _remove_scratch(pid: int, folder: Path) -> None:
+    if os.getpid() == pid:  # not in a forked child, whose parent goes on using it
+        import shutil
+
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _scratch() -> Path:
+    """One folder per process for the `File`s written for calls, removed when the process exits (a
+    learner's kernel checks many times; each call's files get a folder of their own inside it)."""
+    global _SCRATCH
+    if _SCRATCH is None or _SCRATCH[0] != os.getpid() or not _SCRATCH[1].is_dir():
+        import atexit
+        import tempfile
+
+        _SCRATCH = (os.getpid(), Path(tempfile.mkdtemp(prefix="labkit-inputs-")))
+        atexit.register(_remove_scratch, *_SCRATCH)
+    return _SCRATCH[1]
+
+
 def materialize(args: Any, files_dir: Path | None = None) -> Any:
     """Fresh learner-side objects for one call: arrays copied, `Make`s built, `File`s written to
     `files_dir` (a path string is passed on as it is)."""
@@ -328,7 +351,7 @@ def materialize(args: Any, files_dir: Path | None = None) -> Any:
     if isinstance(args, File):
         import tempfile
 
-        folder = files_dir or Path(tempfile.mkdtemp(prefix="labkit-inputs-"))
+        folder = files_dir or Path(tempfile.mkdtemp(dir=_scratch()))
         path = folder / args.name
         path.write_bytes(args.data)
         return str(path)

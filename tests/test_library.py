@@ -277,3 +277,30 @@ def test_quiet_keeps_log_records_and_tracebacks():
     text = log.transcript()
     assert text.startswith("progress\nWARNING labkit.test.exporter: Setting ONNX")
     assert "Traceback (most recent call last)" in text and text.endswith("FutureWarning: noise")
+
+
+def test_files_written_for_calls_are_removed_when_the_process_ends():
+    """A check's `File` inputs go in one folder per process (each call's in a folder of its own), removed at
+    exit: a learner's kernel that checks many times leaves nothing in /tmp. A forked child gets its own
+    folder and leaves its parent's in place."""
+    import subprocess
+    import sys
+
+    code = (
+        "import os\n"
+        "from labkit import plain\n"
+        "a = plain.materialize(plain.File('m.onnx', b'x'))\n"
+        "b = plain.materialize(plain.File('m.onnx', b'y'))\n"
+        "assert a != b and open(a, 'rb').read() == b'x' and open(b, 'rb').read() == b'y'\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    c = plain.materialize(plain.File('m.onnx', b'z'))\n"
+        "    os._exit(0 if open(c, 'rb').read() == b'z' and not c.startswith(os.path.dirname(os.path.dirname(a)))"
+        " else 1)\n"
+        "assert os.waitpid(pid, 0)[1] == 0\n"
+        "assert open(a, 'rb').read() == b'x', 'the child removed its parent folder'\n"
+        "print(os.path.dirname(os.path.dirname(a)))\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    folder = proc.stdout.strip()
+    assert "labkit-inputs-" in folder and not os.path.exists(folder), f"{folder} was left behind"
