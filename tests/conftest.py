@@ -8,8 +8,9 @@ SOLUTIONS = sorted((ROOT / "solutions").glob("*.ipynb"))
 LESSONS = sorted((ROOT / "lessons").glob("*.ipynb"))
 
 
-#: the marks a test of test_corpus.py can carry (`heavy` from the root conftest.py, `xfail` for a known hole)
-CORPUS_MARKS = ("heavy", "xfail", "parametrize", "usefixtures")
+#: the marks a test of test_corpus.py can carry (`heavy` and `thorough` from the root conftest.py, `xfail` for a
+#: known hole)
+CORPUS_MARKS = ("heavy", "thorough", "xfail", "parametrize", "usefixtures")
 
 
 def corpus_deselected(markexpr: str) -> bool:

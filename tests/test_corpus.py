@@ -121,18 +121,26 @@ def numpy_restored():
                 setattr(module, key, value)
 
 
-@pytest.fixture
-def own_temp_folder(monkeypatch):
-    """What an answer or its check leaves in the temp folder (a blind answer's `mkdtemp`, the folder a `File`
-    input is written to) goes in a short folder of the test's own, removed after it: one run of the corpus
-    left thousands of folders, some of 100 MB, in /tmp."""
+@pytest.fixture(scope="session")
+def corpus_temp_root():
+    """One temp folder for this worker's corpus entries, removed at the end of the session."""
     import shutil
     import tempfile
 
     folder = tempfile.mkdtemp(prefix="lkc")
-    monkeypatch.setattr(tempfile, "tempdir", folder)
-    yield
+    yield folder
     shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def own_temp_folder(monkeypatch, corpus_temp_root):
+    """What an answer or its check leaves in the temp folder (a blind answer's `mkdtemp`, the folder a `File`
+    input is written to) goes in the worker's corpus folder, removed at the end of the session: one run of the
+    corpus left thousands of folders, some of 100 MB, in /tmp. (Not removed after each test: a corpus module
+    may build a model once, lazily, in a folder of its own, for the entries after it.)"""
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", corpus_temp_root)
 
 
 @pytest.mark.parametrize("ex, entry", CASES)
@@ -206,7 +214,8 @@ def test_only_the_tiers_that_run_corpus_tests_import_the_corpus():
     from conftest import corpus_deselected
 
     slow = "notebooks or grading or browser"
-    for runs in (f"not ({slow} or network or heavy)", "(grading or heavy) and not browser", "heavy", "not xfail"):
+    for runs in (f"not ({slow} or network or heavy)", "(grading or heavy) and not (browser or thorough)", "thorough",
+                 "heavy", "not xfail"):
         assert not corpus_deselected(runs), runs
     for skips in ("notebooks and not (grading or browser)", f"network and not ({slow})", "browser"):
         assert corpus_deselected(skips), skips

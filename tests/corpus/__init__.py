@@ -39,6 +39,8 @@ class Entry:
     #: written blind (`add_blind`): judged by its rule once, as graded (the hidden seed, the grader's data
     #: path); the notebook's seed and the panel/grader agreement are the team's entries' to test
     blind: bool = False
+    #: the blind module it came from ("blind12_l03"), "" for the team's own
+    round: str = ""
 
     def build(self, tmp: Path) -> Any:
         if (self.answer is _UNSET) == (self.make is None):
@@ -91,7 +93,7 @@ def add_blind(corpus: dict[str, list[Entry]], blind: Any, *, slow: Iterable[str]
     def entry(e: Entry) -> Entry:
         if e.name in reclassify:
             e = RECLASSIFY[reclassify[e.name][0]](e)
-        return dataclasses.replace(e, hole=holes.get(e.name, e.hole), blind=True)
+        return dataclasses.replace(e, hole=holes.get(e.name, e.hole), blind=True, round=blind.__name__.rsplit(".", 1)[-1])
 
     for exercise, entries in blind.CORPUS.items():
         corpus[exercise] = corpus[exercise] + [entry(e) for e in entries if e.name not in slow]
