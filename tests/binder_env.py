@@ -39,7 +39,8 @@ def fast_tmp() -> str | None:
         return None
 
 
-def _run(cmd: list[str], *, env: dict, cwd: Path, timeout: int) -> subprocess.CompletedProcess:
+def run(cmd: list[str], *, env: dict, cwd: Path, timeout: int) -> subprocess.CompletedProcess:
+    """Run a step of the build; a failure raises BuildError with the end of its output (pip's noise left out)."""
     proc = subprocess.run(cmd, check=False, env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout)
     if proc.returncode != 0:
         noise = "is ignored: it is neither a file nor a directory"
@@ -72,10 +73,10 @@ def build(tmp: Path) -> dict:
     reqs = tmp / "requirements-reachable.txt"
     reqs.write_text("\n".join(line for line in (BINDER / "requirements.txt").read_text().splitlines()
                               if not line.startswith("--extra-index-url")) + "\n")
-    _run([sys.executable, "-m", "venv", str(where["venv"])], env=env, cwd=tmp, timeout=300)
-    _run([where["python"], "-m", "pip", "install", "--quiet", "--no-compile", "-r", str(reqs)], env=env, cwd=tmp,
+    run([sys.executable, "-m", "venv", str(where["venv"])], env=env, cwd=tmp, timeout=300)
+    run([where["python"], "-m", "pip", "install", "--quiet", "--no-compile", "-r", str(reqs)], env=env, cwd=tmp,
          timeout=900)
-    _run(["bash", "binder/postBuild"], env=env, cwd=repo, timeout=600)
+    run(["bash", "binder/postBuild"], env=env, cwd=repo, timeout=600)
     (tmp / READY).write_text("")
     return where
 

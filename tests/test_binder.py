@@ -118,7 +118,7 @@ def _lesson_for_binder() -> Path:
 
 def _run(cmd: list[str], *, env: dict, cwd: Path, timeout: int) -> subprocess.CompletedProcess:
     try:
-        return binder_env_build._run(cmd, env=env, cwd=cwd, timeout=timeout)
+        return binder_env_build.run(cmd, env=env, cwd=cwd, timeout=timeout)
     except binder_env_build.BuildError as e:
         pytest.fail(str(e))
 
