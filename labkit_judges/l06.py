@@ -490,6 +490,26 @@ def _weight_axes(model) -> dict[str, int]:
     return out
 
 
+#: the largest |q| of a weight quantized to int8 by ONNX Runtime's defaults (symmetric: [-127, 127]); weights
+#: quantized with `reduce_range` reach 64 only. Checked on the weights, not through the outputs: whether 7-bit
+#: weights change the outputs by more than the tolerance depends on the CPU's int8 kernels (VNNI or not).
+INT8_PEAK = 127
+
+
+def _weight_peaks(model) -> dict[str, int]:
+    """{weight initializer: largest |q|} of every integer weight a DequantizeLinear reads."""
+    from onnx import numpy_helper
+
+    init = {t.name: t for t in model.graph.initializer}
+    out = {}
+    for n in model.graph.node:
+        if n.op_type == "DequantizeLinear" and n.input[0] in init and len(init[n.input[0]].dims) > 1:
+            q = numpy_helper.to_array(init[n.input[0]])
+            if q.dtype.kind in "iu" and q.size:
+                out[n.input[0]] = int(np.abs(q.astype(np.int64)).max())
+    return out
+
+
 @exercise('06.calibration', title='A calibration reader for static quantization', points=4, kind='function',
           hint=[
               "Static quantization needs a reader that hands out exactly the images you were given, batch by batch, under the model's own input name; then quantize in QDQ format with one scale per output channel of the weights.",
@@ -524,10 +544,13 @@ def _calibration(outputs, seed):
             yield TestResult(names[0], True, "QDQ: QuantizeLinear/DequantizeLinear pairs around the float ops")
         axes = _weight_axes(model)
         per_channel = bool(axes) and any(v > 1 for v in axes.values())
-        yield TestResult(names[1], per_channel,
-                         f"per-channel weight scales: {axes}" if per_channel else
-                         "the weights have one scale per tensor" + (f" ({axes})" if axes else "") +
-                         "; expected one scale per output channel")
+        narrow = {t: q for t, q in _weight_peaks(model).items() if q < INT8_PEAK}
+        yield TestResult(names[1], per_channel and not narrow,
+                         ("the weights have one scale per tensor" + (f" ({axes})" if axes else "") +
+                          "; expected one scale per output channel") if not per_channel else
+                         (f"weights quantized to a narrower range than int8's: {narrow} is the largest |q| "
+                          f"(expected {INT8_PEAK}, as the default int8 types give; 7-bit weights lose half "
+                          "the resolution)") if narrow else f"per-channel weight scales: {axes}")
         want, have = activation_scales(ref), activation_scales(model)
         if not have:
             yield TestResult(names[2], False, "no activation QuantizeLinear with a calibrated scale was found")
