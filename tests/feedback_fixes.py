@@ -1,6 +1,6 @@
 """Feedback that teaches (issue 36): the texts that tell HOW to fix an answer, which belong in the hint,
-never in a failure message. tests/test_corpus.py scans every message its wrong answers get at the
-notebook's seed; tests/test_feedback.py proves the patterns catch the messages reviewers found."""
+never in a failure message. tests/test_corpus.py scans every message its wrong answers get at every
+seed they run at; tests/test_feedback.py proves the patterns catch the messages reviewers found."""
 from __future__ import annotations
 
 import re

@@ -160,7 +160,7 @@ def grade(subs: Path | list[Path], out: Path, *extra: str) -> tuple[subprocess.C
     t0 = time.monotonic()
     files = [str(p) for p in subs] if isinstance(subs, list) else [str(subs)]
     proc = _run(LABKIT + ["grade", "01", *files, "--out", str(out), "--jobs", "2", "--timeout", "60",
-                          "--judge-timeout", "20", "--no-progress", *extra])
+                          "--judge-timeout", "12", "--no-progress", *extra])
     return proc, time.monotonic() - t0
 
 

@@ -269,6 +269,7 @@ def _key_pages():
 
 
 @pytest.mark.browser
+@pytest.mark.thorough  # ~35 s of Chromium: it checks the judge against the pinned onnxruntime-web (make test-all)
 def test_ship_rule_is_what_chromium_fetches(tmp_path):
     """Each page imports its entry from a folder holding all of dist/, sets its providers, wasmPaths (rebased on
     that folder), numThreads, and is served with or without COOP/COEP; the server logs every request. The files
