@@ -38,7 +38,7 @@ SLOW := notebooks or grading or browser
 # beside another only slows it down (the browser tier beside the network tier took 299 s against 284 s).
 # `make test` stays within 15 minutes on 2 cores; `make test-all` adds what was moved out to make room:
 # the network tier (it checks the package index, not this code: run it when pins or docs/arm64.md change)
-# and the heavy exercises' older blind rounds (`thorough`, conftest.py).
+# and the `thorough` tests (conftest.py, tests/test_l08.py).
 # The fast and grading tiers run as one pytest session in `make test` (one collection, one start of the
 # workers, no idle core at the fast tier's end: ~15 s); `make test-fast` and `make test-grading` run each alone.
 TIERS := test-notebooks test-browser
@@ -87,7 +87,8 @@ test-notebooks: $(STAMP)
 test-grading: $(STAMP)
 	$(PYTEST) tests -m "$(GRADING)" $(PYTEST_ARGS) --durations=15
 
-# A heavy exercise's blind corpus entries from rounds before its newest (conftest.py): in `make test-all`.
+# A heavy exercise's blind corpus entries from rounds before its newest and its own entries at the notebook's
+# seed (conftest.py), lesson 08's ship rule in Chromium: in `make test-all`.
 test-thorough: $(STAMP)
 	$(PYTEST) tests -m thorough $(PYTEST_ARGS)
 

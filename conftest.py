@@ -142,7 +142,7 @@ def _round_number(module: str) -> int:
     return int(digits) if digits.isdigit() else 1
 
 
-def _mark_older_blind_rounds(items) -> None:
+def _mark_thorough(items) -> None:
     """A heavy exercise's blind entries from rounds before its newest, and its own entries' runs at the
     notebook's seed, are `thorough`: `make test-all` runs them, `make test` keeps the exercise's own entries
     at the hidden seed (what a grade is: the grader's data path, and the panel beside it where the judge does
@@ -157,7 +157,7 @@ def _mark_older_blind_rounds(items) -> None:
     for ex, item, entry in entries:
         if entry.blind and _round_number(entry.round) < newest[ex]:
             item.add_marker(pytest.mark.thorough)
-        elif item.nodeid.endswith("@notebook]"):  # a team entry at the notebook's seed (test_corpus.py)
+        elif item.nodeid.endswith("@notebook]"):  # at the notebook's seed: test_corpus.py's NOTEBOOK_SUFFIX
             item.add_marker(pytest.mark.thorough)
 
 
@@ -178,7 +178,7 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.nodeid.startswith(HEAVY) or any(r in item.nodeid for r in HEAVY_BLIND_ROUNDS):
             item.add_marker(pytest.mark.heavy)
-    _mark_older_blind_rounds(items)
+    _mark_thorough(items)
 
     last: dict[str, object] = {}
     for item in items:
