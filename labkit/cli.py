@@ -174,7 +174,7 @@ def _main(argv: list[str] | None = None) -> int:
     p.set_defaults(fn=_course_model)
     p = sub.add_parser("lesson-time", help="learner minutes per lesson by the rule (labkit/lesson_time.py)")
     p.add_argument("lessons", nargs="*", help="lesson numbers (default: all)")
-    p.add_argument("--check", action="store_true", help="exit 1 if a time line is missing or stale, or a core is over 45 min")
+    p.add_argument("--check", action="store_true", help="exit 1 if a time line is missing or stale, or a sitting is over 60 min")
     p.add_argument("--write", action="store_true", help="stamp the time line into each solution's first markdown cell")
     p.set_defaults(fn=_lesson_time)
     p = sub.add_parser("release", help="write the graded release for learners: lessons and a learner install "

@@ -67,21 +67,28 @@ def build(out: Path, lessons: list[str] | None = None, *, log=print) -> Path:
         raise ReleaseError(f"{out} exists and is not empty: give a new folder")
     solutions = sorted((root / "solutions").glob("*.ipynb"))
     if lessons:
-        if not all(str(x).isdigit() for x in lessons):
-            raise ReleaseError(f"lessons are given by number (00 03 ...), not {' '.join(map(str, lessons))}")
-        solutions = [p for p in solutions if any(p.name.startswith(f"{int(x):02d}") for x in lessons)]
+        solutions = selected(solutions, lessons)
     if not solutions:
         raise ReleaseError(f"no solution notebook for lessons {lessons}")
     (out / "lessons").mkdir(parents=True, exist_ok=True)
     package = _learner_package(root, out / LEARNER_DIR)
     for sol in solutions:
-        number = sol.name[:2]
+        number = sol.stem.split("_", 1)[0]   # 09b: the second notebook of lesson 09
         shutil.copy2(root / "lessons" / sol.name, out / "lessons" / sol.name)
         log(f"lesson {number}: running its solution on the public inputs ...")
         public_checks(sol, number, package / "public")
     (out / "README.md").write_text(LEARNER_README)
     log(f"Wrote the graded release to {out}: lessons/ and {LEARNER_DIR}/ (pip install ./{LEARNER_DIR}).")
     return out
+
+
+def selected(solutions: list[Path], lessons: list[str]) -> list[Path]:
+    """The solution notebooks of `lessons`: `09` is both of a split lesson's notebooks, `09b` only that one."""
+    keys = [re.fullmatch(r"(\d{1,2})([a-z]?)", str(x)) for x in lessons]
+    if not all(keys):
+        raise ReleaseError(f"lessons are given by number (00 03 09b ...), not {' '.join(map(str, lessons))}")
+    wanted = {f"{int(m[1]):02d}{m[2]}" for m in keys}
+    return [p for p in solutions if {p.name[:2], p.stem.split("_", 1)[0]} & wanted]
 
 
 def _learner_package(root: Path, dest: Path) -> Path:
@@ -107,8 +114,12 @@ def _learner_package_data(m: re.Match) -> str:
 
 
 def public_checks(solution: Path, number: str, dest: Path) -> dict[str, str]:
-    """Write `dest/<id>/` for every exercise of lesson `number`; returns {id: mode}."""
-    exercises = lesson_exercises(number)
+    """Write `dest/<id>/` for every exercise answered in `solution` (a notebook of lesson `number`);
+    returns {id: mode}."""
+    from .cells import exercise_tag
+
+    answered = {exercise_tag(c, "answer") for c in json.loads(solution.read_text())["cells"]}
+    exercises = [ex for ex in lesson_exercises(number[:2]) if ex.id in answered]
     modes: dict[str, str] = {}
     with tempfile.TemporaryDirectory(prefix="labkit-release-") as tmp:
         inputs, collected = Path(tmp) / "inputs", Path(tmp) / "collected"

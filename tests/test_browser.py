@@ -47,7 +47,7 @@ SHOTS = ROOT / "test-artifacts" / "screenshots"
 #: whole-notebook screenshots, for a person to look at: `LABKIT_SCREENSHOTS=0` (.ci/run, where the clone and
 #: its screenshots are thrown away) skips them, about 3 s a lesson; a failure's screenshot is always taken
 WHOLE_SHOTS = os.environ.get("LABKIT_SCREENSHOTS", "1") != "0"
-SOLUTIONS = sorted((ROOT / "solutions").glob("[0-9][0-9]_*.ipynb"))
+SOLUTIONS = sorted((ROOT / "solutions").glob("[0-9][0-9]*_*.ipynb"))   # 09_transformer, 09b_generation
 
 
 def _full_run() -> set[str]:
@@ -58,7 +58,8 @@ def _full_run() -> set[str]:
     if chosen == "all":
         return {p.stem for p in SOLUTIONS}
     if chosen:
-        return {p.stem for p in SOLUTIONS if p.stem[:2] in {x.strip() for x in chosen.split(",")}}
+        wanted = {x.strip() for x in chosen.split(",")}   # 09: both of lesson 09's notebooks; 09b: that one
+        return {p.stem for p in SOLUTIONS if {p.stem[:2], p.stem.split("_", 1)[0]} & wanted}
     framed = {p.stem for p in SOLUTIONS if "<iframe" in p.read_text(encoding="utf-8").lower()}
     return framed or {p.stem for p in SOLUTIONS[:1]}
 

@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Callable
 import nbformat
 
 from ..assign import lesson_version, make_lesson
-from ..checks.registry import lesson_exercises
 from . import confined, judge
 from .confined import inputs_folder
 from .forkserver import KernelServer, SandboxSpec, warm_plan
@@ -162,7 +161,9 @@ def load_extra_tests(text: str) -> None:
         exec(compile(text, "<extra tests>", "exec"), {"__name__": "labkit_extra_tests"})
 
 
-def sandbox_spec(opts: Options | Settings, protection: Sandbox, inputs: Path, data: Path) -> SandboxSpec:
+def sandbox_spec(opts: Options | Settings, protection: Sandbox, inputs: Path, data: Path,
+                 confined: tuple[str, ...] = ()) -> SandboxSpec:
+    """The sandbox view of a batch; `confined`: the exercises whose checks run with only their tools."""
     import labkit
     import labkit_judges
 
@@ -173,8 +174,6 @@ def sandbox_spec(opts: Options | Settings, protection: Sandbox, inputs: Path, da
     visible = [*sandbox.python_paths(), Path(labkit.__file__).resolve().parent, inputs, data]
     hidden = [Path(labkit_judges.__file__).resolve().parent]
     uid = protection.kernel_uid()
-    lesson = str(getattr(opts, "lesson", ""))[:2]
-    confined = tuple(e.id for e in lesson_exercises(lesson) if e.tools) if lesson.isdigit() else ()
     pythonpath = protection.prepare(uid, inputs.parent, confined)
     return SandboxSpec(limits, protection, tuple(map(str, visible)), tuple(map(str, hidden)),
                        str(inputs), str(data), uid, pythonpath)
@@ -398,7 +397,8 @@ def prepare_run(opts: Options | Settings, lesson: Lesson, protection: Sandbox, s
     view; returns that view and the bundle hash (everything a verdict depends on, for the cache key)."""
     data_hashes = prepare_data(lesson, tmp_root / "data")
     prepare_inputs(lesson, seed, tmp_root / "inputs")
-    spec = sandbox_spec(opts, protection, tmp_root / "inputs", tmp_root / "data")
+    spec = sandbox_spec(opts, protection, tmp_root / "inputs", tmp_root / "data",
+                        tuple(e.id for e in lesson.exercises if e.tools))
     bundle = bundle_hash(lesson, seed=seed, limits={"kernel": spec.limits, "cell": opts.cell_timeout,
                                                     "notebook": opts.notebook_timeout, "judge": opts.judge_timeout},
                          protection_mode=protection.mode, data_hashes=data_hashes)

@@ -33,7 +33,7 @@ def parser() -> argparse.ArgumentParser:
     f.add_argument("run", help="output folder of `labkit grade`")
     f.add_argument("--out", required=True, help="folder to write <student>/ folders into")
     g = sub.add_parser("gradescope-autograder", help="a Gradescope autograder zip that grades LESSON with this grader")
-    g.add_argument("lesson", help="lesson number (00) or name")
+    g.add_argument("lesson", help="lesson number (00, 09b) or name")
     g.add_argument("--out", required=True, help="the zip to write (upload it as the assignment's autograder)")
     g.add_argument("--solutions", default=None, help="folder of solution notebooks (default: the course's)")
     o = sub.add_parser("override", help="set one learner's points for one exercise, with a reason")

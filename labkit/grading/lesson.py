@@ -3,11 +3,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..cells import exercise_tag
 from .options import GRADER_VERSION, GradeError
+
+#: a solution notebook's number: two digits, and a letter for a split lesson's later notebook (09b
+#: holds more of lesson 09's exercises; their ids stay 09.name)
+LESSON_NUMBER = re.compile(r"\d\d[a-z]?")
+#: what `labkit grade` takes for a number: 5, 05, 9b, 09b
+LESSON_KEY = re.compile(r"(\d{1,2})([a-z]?)")
 
 
 @dataclass(frozen=True)
@@ -45,7 +52,8 @@ def course_solutions() -> Path:
 
 
 def resolve_lesson(lesson: str, solutions: Path | None = None) -> Path:
-    """`05`, `5`, `05_fusion`, `fusion` or a path to a solution notebook -> the solution's path."""
+    """`05`, `5`, `05_fusion`, `fusion`, `09b` (a split lesson's second notebook) or a path to a solution
+    notebook -> the solution's path."""
     p = Path(lesson)
     if p.suffix == ".ipynb" and p.is_file():
         return p.resolve()
@@ -57,8 +65,8 @@ def resolve_lesson(lesson: str, solutions: Path | None = None) -> Path:
         raise GradeError(f"no solutions folder at {folder}")
     found = sorted(folder.glob("*.ipynb"))
     key = lesson.strip().removesuffix(".ipynb")
-    if key.isdigit():
-        key = f"{int(key):02d}"
+    if m := LESSON_KEY.fullmatch(key):
+        key = f"{int(m[1]):02d}{m[2]}"
     for nb in found:
         if nb.stem == key or nb.stem.split("_", 1)[0] == key or nb.stem.split("_", 1)[-1] == key:
             return nb.resolve()
@@ -68,8 +76,6 @@ def resolve_lesson(lesson: str, solutions: Path | None = None) -> Path:
 
 def load_lesson(path: Path, extra_tests: Path | None = None) -> Lesson:
     """Read the solution notebook and check that every answer cell has a declared exercise and a check."""
-    import re
-
     from .. import checks
 
     try:
@@ -77,10 +83,11 @@ def load_lesson(path: Path, extra_tests: Path | None = None) -> Lesson:
     except ValueError as e:
         raise GradeError(f"the solution notebook {path} is not valid JSON: {e}") from None
     number = path.stem.split("_", 1)[0]
-    if not re.fullmatch(r"\d\d", number):
-        raise GradeError(f"{path.name}: a solution notebook's name starts with its two-digit number")
+    if not LESSON_NUMBER.fullmatch(number):
+        raise GradeError(f"{path.name}: a solution notebook's name starts with its two-digit number "
+                         "(and a letter for a split lesson's later notebook: 09b)")
     try:
-        registered = {e.id: e for e in checks.lesson_exercises(number)}
+        registered = {e.id: e for e in checks.lesson_exercises(number[:2])}
     except checks.ExerciseModuleError as e:
         raise GradeError(str(e)) from None
     cells = solution.get("cells", [])
@@ -89,7 +96,7 @@ def load_lesson(path: Path, extra_tests: Path | None = None) -> Lesson:
         raise GradeError(f"{path.name} has no answer cells (tags answer:{number}.name): nothing to grade")
     unknown = [x for x in order if x not in registered]
     if unknown:
-        raise GradeError(f"{path.name}: answer cells {unknown} have no exercise specified in labkit_judges/l{number}.py")
+        raise GradeError(f"{path.name}: answer cells {unknown} have no exercise specified in labkit_judges/l{number[:2]}.py")
     missing_checks = set(order) - {exercise_tag(c, "check") for c in cells}
     if missing_checks:
         raise GradeError(f"{path.name}: answer cells {sorted(missing_checks)} have no check cell")

@@ -46,7 +46,7 @@ class Options:
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="labkit grade", description="Grade learners' notebooks for one lesson (see docs/instructors.md).")
-    p.add_argument("lesson", help="lesson number (05) or name (05_fusion)")
+    p.add_argument("lesson", help="lesson number (05; 09b for a split lesson's second notebook) or name (05_fusion)")
     p.add_argument("submissions", nargs="+", help=".ipynb files or folders of them")
     p.add_argument("--out", required=True, help="output folder (grades.csv, students/<student>/feedback.html, ...)")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="submissions graded in parallel (default: cores)")

@@ -150,7 +150,10 @@ def _read(path: Path, lesson: Lesson) -> Submission:
     if not (theirs & ours) and not (sol_ids & sub_ids):
         other = sorted({x[:2] for x in theirs if is_exercise_id(x)})
         sub.status = "missing"
-        if other:
+        if other == [lesson.number[:2]]:   # the other notebook of a split lesson (09 and 09b)
+            sub.error = (f"this is another notebook of lesson {other[0]} (its answer cells are "
+                         f"{', '.join(sorted(theirs))}), not {lesson.name}: hand in {lesson.name}.ipynb")
+        elif other:
             sub.error = (f"this is a notebook for lesson {', '.join(other)}, not lesson {lesson.number} "
                          f"({lesson.name}): hand in {lesson.name}.ipynb")
         else:
