@@ -5,6 +5,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTIONS = sorted((ROOT / "solutions").glob("*.ipynb"))
+#: lesson number -> its solution notebooks (two for a split lesson: 09_transformer, 09b_generation)
+LESSON_NOTEBOOKS: dict[str, list[Path]] = {}
+for _p in SOLUTIONS:
+    LESSON_NOTEBOOKS.setdefault(_p.name[:2], []).append(_p)
 LESSONS = sorted((ROOT / "lessons").glob("*.ipynb"))
 
 

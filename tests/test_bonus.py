@@ -17,7 +17,7 @@ from labkit.grading.lesson import load_lesson
 from labkit.grading.reports import grade_rows, write_csv
 from labkit.grading.results import ExerciseResult, Learner, Run
 
-from conftest import SOLUTIONS
+from conftest import LESSON_NOTEBOOKS, SOLUTIONS
 
 
 def optional_answers(nb: dict) -> dict[str, bool]:
@@ -41,12 +41,20 @@ def optional_answers(nb: dict) -> dict[str, bool]:
 @pytest.mark.parametrize("path", SOLUTIONS, ids=[p.stem for p in SOLUTIONS])
 def test_bonus_is_exactly_the_optional_part(path):
     optional = optional_answers(json.loads(path.read_text()))
-    exercises = {e.id: e for e in lesson_exercises(path.name[:2])}
-    assert set(optional) == set(exercises)
+    exercises = {e.id: e for e in lesson_exercises(path.name[:2]) if e.id in optional}
+    assert set(optional) == set(exercises), "an answer cell of an exercise its lesson does not declare"
     assert {i for i, o in optional.items() if o} == {i for i, e in exercises.items() if e.bonus}
     core = round(sum(e.points for i, e in exercises.items() if not optional[i]), 2)
-    lesson = load_lesson(path)
-    assert lesson.max_points == core == core_points(path.name[:2]) > 0
+    assert load_lesson(path).max_points == core > 0
+
+
+@pytest.mark.parametrize("number", sorted(LESSON_NOTEBOOKS))
+def test_a_lessons_notebooks_hold_its_exercises_once_and_its_maximum(number):
+    """A split lesson's notebooks (09, 09b) share its exercises out: each once, their maxima summing to its."""
+    held = [x for p in LESSON_NOTEBOOKS[number] for x in optional_answers(json.loads(p.read_text()))]
+    assert sorted(held) == sorted(e.id for e in lesson_exercises(number))
+    maxima = sum(load_lesson(p).max_points for p in LESSON_NOTEBOOKS[number])
+    assert round(maxima, 2) == core_points(number) > 0
 
 
 def test_issue_examples():

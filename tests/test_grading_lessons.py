@@ -42,7 +42,7 @@ def test_solution_full_marks_blank_zero_in_the_grader(stem, tmp_path):
     subs.mkdir()
     shutil.copy(ROOT / "solutions" / f"{stem}.ipynb", subs / "solution.ipynb")
     shutil.copy(ROOT / "lessons" / f"{stem}.ipynb", subs / "blank.ipynb")
-    proc = subprocess.run([sys.executable, "-m", "labkit.cli", "grade", stem[:2], str(subs), "--out",
+    proc = subprocess.run([sys.executable, "-m", "labkit.cli", "grade", stem, str(subs), "--out",
                            str(tmp_path / "out"), "--jobs", "1", "--no-progress"],
                           capture_output=True, text=True, cwd=ROOT, timeout=TIMEOUT_S)
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -97,7 +97,7 @@ def _secrets() -> dict[str, str]:
     each line of a judge module, unless the learner side shows it anyway (a hint naming an API)."""
     visible, exercises = _learner_visible()
     found = {}
-    for stem in sorted(p.stem[:2] for p in (ROOT / "solutions").glob("*.ipynb")):
+    for stem in sorted({p.stem[:2] for p in (ROOT / "solutions").glob("*.ipynb")}):
         for e in lesson_exercises(stem):
             for q, (_, why) in (judge_spec(e.id).key or {}).items():
                 if len(why) >= MIN_LINE and why[:60] not in exercises:
