@@ -185,7 +185,11 @@ def _spec_exercises(lesson: str, path: Path | None = None) -> list[Exercise]:
 
 
 def heading_problems(solution: dict, name: str, exercises: list[Exercise]) -> list[str]:
-    """Each exercise needs one heading in the solution's Markdown stating its spec's points."""
+    """Each exercise answered in the solution needs one heading in its Markdown stating its spec's points
+    (`exercises`: its lesson's; a split lesson's notebook, 09b, answers some of them)."""
+    answered = {exercise_tag(c, "answer") for c in solution.get("cells", []) if isinstance(c, dict)}
+    specified = {ex.id for ex in exercises}
+    exercises = [ex for ex in exercises if ex.id in answered]
     found: dict[str, list[str]] = {}
     for cell in solution.get("cells", []):
         if isinstance(cell, dict) and cell.get("cell_type") == "markdown":
@@ -204,6 +208,7 @@ def heading_problems(solution: dict, name: str, exercises: list[Exercise]) -> li
             problems.append(f"solutions/{name}: the heading of {ex.id} says ({' and '.join(got)} points), "
                             f"its spec in labkit_judges/l{ex.lesson}.py says ({says} points): write `{want}`")
     problems += [f"solutions/{name}: a heading names {id}, which labkit_judges/l{id[:2]}.py does not specify"
+                 if id not in specified else f"solutions/{name}: a heading names {id}, which has no answer cell here"
                  for id in found]
     return problems
 
@@ -245,6 +250,7 @@ def assign(root: Path | None = None, check_only: bool = False) -> list[str]:
     src, dest = root / "solutions", root / "lessons"
     dest.mkdir(exist_ok=True)
     expected = {}
+    answered: dict[str, list[str]] = {}   # lesson number -> the exercises its notebooks answer (09 and 09b)
     for p in sorted(src.glob("*.ipynb")):
         expected[p.name] = render(p)
         try:
@@ -252,7 +258,15 @@ def assign(root: Path | None = None, check_only: bool = False) -> list[str]:
         except KeyError:
             problems.append(f"solutions/{p.name}: no labkit_judges/l{p.name[:2]}.py specifies its exercises")
             continue
-        problems += heading_problems(json.loads(p.read_text()), p.name, exercises)
+        solution = json.loads(p.read_text())
+        problems += heading_problems(solution, p.name, exercises)
+        answered.setdefault(p.name[:2], []).extend(
+            x for c in solution.get("cells", []) if isinstance(c, dict) and (x := exercise_tag(c, "answer")))
+    for number, ids in answered.items():
+        for ex in _spec_exercises(number):
+            if ids.count(ex.id) != 1:
+                problems.append(f"labkit_judges/l{number}.py specifies {ex.id}: {ids.count(ex.id)} answer cells "
+                                f"for it in lesson {number}'s solution notebooks, not one")
     for name, text in expected.items():
         problems += _sync(dest / name, text, f"lessons/{name}", check_only)
     for extra in sorted(set(p.name for p in dest.glob("*.ipynb")) - set(expected)):

@@ -98,3 +98,20 @@ def test_a_release_of_a_split_lesson_holds_both_notebooks():
     assert [p.stem for p in selected(names, ["09b", "10"])] == ["09b_generation", "10_beyond"]
     with pytest.raises(ReleaseError, match="09b"):
         selected(names, ["nine"])
+
+
+def test_the_verdict_process_judges_a_split_lessons_later_notebook(tmp_path):
+    """The verdict process of `labkit grade 09b` imports lesson 09's judges (it ended at start before)."""
+    from labkit import plain
+    from labkit.checks import quiz_answers
+    from labkit.grading import judge
+
+    answers = tmp_path / "answers"
+    plain.save(quiz_answers("09.quiz"), answers / "09.quiz")
+    try:
+        out = judge.judge_answers("09b", answers, 1, ["09.quiz"], "", timeout=30, data_dir=str(tmp_path))
+    finally:
+        if judge._SERVER is not None:
+            judge._SERVER.close()
+            judge._SERVER = None
+    assert out["09.quiz"].status == "passed", out["09.quiz"]

@@ -88,6 +88,49 @@ def test_generate_cases_fit_the_context():
             assert len(prompt) + n_new <= CONTEXT and n_new >= 1
 
 
+# ---------------------------------------------------------------- 09b's setup: notebook 09's helpers
+
+
+def _defined_in_09(name: str):
+    """The function `name` as solutions/09_transformer.ipynb defines it, with that notebook's imports."""
+    import ast
+
+    import nbformat
+    import onnxruntime as ort
+
+    from conftest import ROOT
+
+    nb = nbformat.read(ROOT / "solutions" / "09_transformer.ipynb", as_version=4)
+    found = [node for c in nb.cells if c.cell_type == "code" for node in ast.parse(c.source).body
+             if isinstance(node, ast.FunctionDef) and node.name == name]
+    assert len(found) == 1, f"notebook 09 defines {name} {len(found)} times"
+    namespace = {"np": np, "ort": ort, "torch": torch, "encode": encode, "decode": decode, "CONTEXT": CONTEXT}
+    exec(compile(ast.Module(found, type_ignores=[]), "09_transformer", "exec"), namespace)
+    return namespace[name]
+
+
+def test_09b_setup_helpers_are_notebook_09s():
+    """09b imports `session`, `shapes` and `torch_generate` from labkit.material.l09: they do what notebook 09's
+    own cells define (the same sessions, the same shapes, the same generated text)."""
+    import onnx
+
+    from labkit.material import l09 as material
+
+    decoder = material.decoder_bytes()
+    proto = onnx.load_from_string(decoder)
+    assert material.shapes(proto) == _defined_in_09("shapes")(proto)
+    for kwargs in ({}, {"threads": 2, "optimize": False}):
+        mine, theirs = (f(proto, **kwargs).get_session_options() for f in (material.session,
+                                                                            _defined_in_09("session")))
+        for attr in ("intra_op_num_threads", "graph_optimization_level", "log_severity_level"):
+            assert getattr(mine, attr) == getattr(theirs, attr), (attr, kwargs)
+        key = "session.intra_op.allow_spinning"
+        assert mine.get_session_config_entry(key) == theirs.get_session_config_entry(key) == "0"
+    model = trained_gpt()
+    assert material.torch_generate(model, "def f(x):", 30) == _defined_in_09("torch_generate")(model, "def f(x):", 30)
+    assert material.session(decoder).get_inputs()[1].shape == [2, "batch", 4, "past", 24]
+
+
 # ---------------------------------------------------------------- 09.perplexity
 
 

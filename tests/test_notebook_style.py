@@ -26,6 +26,7 @@ FORMATTED = {
     "07_android",
     "08_browser",
     "09_transformer",
+    "09b_generation",
     "10_beyond",
     "11_gpu",
 }

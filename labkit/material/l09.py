@@ -8,7 +8,48 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["random_gpt", "decoder_bytes", "CACHE_CLIP", "clipped_cache_decoder_bytes",
-           "genai_decoder_bytes", "cache_decoder", "export_for_genai"]
+           "genai_decoder_bytes", "cache_decoder", "export_for_genai", "session", "shapes", "torch_generate"]
+
+
+# ---------------------------------------------------------------- notebook 09's helpers, for 09b's setup
+
+
+def session(model_proto, threads: int = 1, optimize: bool = True):
+    """Notebook 09's `session`: a quiet CPU `InferenceSession` of a ModelProto, its bytes or a path, with
+    `threads` intra-op threads that do not spin-wait (spinning steals the cores another process needs and
+    makes timings meaningless); `optimize=False` switches ONNX Runtime's graph optimizations off."""
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.log_severity_level = 3
+    opts.intra_op_num_threads = threads
+    opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    if not optimize:
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    data = model_proto if isinstance(model_proto, (str, bytes)) else model_proto.SerializeToString()
+    return ort.InferenceSession(data, opts, providers=["CPUExecutionProvider"])
+
+
+def shapes(model_proto) -> dict:
+    """Notebook 09's `shapes`: name -> [dims] of every graph input and output (a string is a symbolic
+    dimension)."""
+    return {v.name: [d.dim_param or d.dim_value for d in v.type.tensor_type.shape.dim]
+            for v in [*model_proto.graph.input, *model_proto.graph.output]}
+
+
+def torch_generate(model, prompt: str, n_new: int) -> str:
+    """Notebook 09's `torch_generate`: the prompt and `n_new` greedy characters of a TinyGPT in PyTorch,
+    recomputing the whole sequence (its last `model.context` tokens) at every step: no cache."""
+    import torch
+
+    from ..transformer import decode, encode
+
+    ids = torch.from_numpy(encode(prompt))[None]
+    with torch.no_grad():
+        for _ in range(n_new):
+            logits = model(ids[:, -model.context:])[0]
+            ids = torch.cat([ids, logits[:, -1].argmax(-1, keepdim=True)], dim=1)
+    return decode(ids[0].numpy())
 
 
 # ---------------------------------------------------------------- harnesses (test material handed to the learner)
