@@ -211,7 +211,7 @@ def _tolerance_cases(seed: int) -> list[tuple]:
               "Rounding in a sum is relative to the size of the terms summed, so an element near 0 can carry the rounding of the largest values: compare the difference with the output's overall magnitude, not element by element.",
               "np.finfo(np.float32).eps times np.abs(cpu).max() is one rounding of the largest output; allow a few hundred of them (100 to 1000), and check the shapes and np.isfinite first.",
           ],
-          cases=_tolerance_cases, tests=TOLERANCE_TESTS, skill=TOLERANCE_TESTS)
+          cases=_tolerance_cases, tests=TOLERANCE_TESTS, skill=TOLERANCE_TESTS, bonus=True)
 def _tolerance(outputs, seed):
     from labkit.checks import DidNotDo
 
@@ -331,7 +331,7 @@ quiz('11.quiz', title='Off the CPU', points=5, questions=[
         'c': "The CPU provider: the adapter is a CPU-typed device, so the policy falls back",
     }, answer='c', why=(
         'Policies choose by device type; the software adapter sits on the CPU device, so no GPU device exists and '
-        'the session quietly uses the CPU provider (you saw it in section 5). It picks no CPU-typed WebGPU device '
+        'the session quietly uses the CPU provider (you saw it in section 2 of 11). It picks no CPU-typed WebGPU device '
         '(a) and raises no error (b).')),
     Question('q4', "Which check fits a GPU provider's logits against the CPU provider's logits of the same model?", {
         'a': "Differences up to a thousand float32 roundings of the largest logit, and the same labels",

@@ -76,7 +76,7 @@ def graded(tmp_path: Path, solution: Path, exercise: str, answers: dict[str, str
     subs.mkdir()
     for name, code in answers.items():
         (subs / f"{name}.ipynb").write_text(json.dumps(with_answers(solution, {exercise: code})))
-    r = subprocess.run([sys.executable, "-m", "labkit.cli", "grade", exercise[:2], str(subs), "--out", str(out),
+    r = subprocess.run([sys.executable, "-m", "labkit.cli", "grade", solution.stem, str(subs), "--out", str(out),
                         "--jobs", "1", "--no-progress", "--exercise", exercise],
                        capture_output=True, text=True, cwd=ROOT, timeout=900)
     assert r.returncode == 0, r.stderr[-3000:]
@@ -145,7 +145,7 @@ def test_the_io_binding_session_is_served_to_the_answer_in_the_sandbox(tmp_path)
     assert rows["c_honest"]["status"] == "passed", rows["c_honest"]  # right after two that went around it
 
 
-SOLUTION_11 = ROOT / "solutions" / "11_gpu.ipynb"
+SOLUTION_11 = ROOT / "solutions" / "11b_device_data.ipynb"  # where 11.device_decode is answered
 
 # run() on the C session under the check's session, the cache through the host at every step
 UNDER = '''

@@ -1,5 +1,7 @@
 """Lesson 11: labkit.gpu's adapter choice, the judges' table of WebGPU operators against the real plugin,
-the decoder harness, precise messages and hostile answers."""
+the decoder harness, precise messages and hostile answers, and where the two notebooks (11, 11b) answer them."""
+import json
+
 import numpy as np
 import onnxruntime as ort
 import pytest
@@ -9,6 +11,7 @@ from labkit.checks import evaluate, get
 from labkit.material import l11 as learner
 from labkit_judges import l11
 
+from conftest import ROOT
 from corpus.l11 import _decode_with, _while_loop
 
 
@@ -22,6 +25,22 @@ def adapter():
     if found is None:
         pytest.skip(gpu.FIX)
     return found
+
+
+# ---------------------------------------------------------------- the split: 11 and 11b (no adapter needed)
+
+def answers(stem):
+    """{exercise id: is its answer cell in the optional part} of solutions/<stem>.ipynb."""
+    cells = json.loads((ROOT / "solutions" / f"{stem}.ipynb").read_text())["cells"]
+    return {t.split(":", 1)[1]: "optional" in c["metadata"].get("tags", [])
+            for c in cells for t in c["metadata"].get("tags", []) if t.startswith("answer:")}
+
+
+def test_each_notebook_answers_its_share_and_tolerance_is_11s_bonus():
+    """11: placement in the core, 11.tolerance a bonus in its optional part; 11b: the decode loop and the quiz."""
+    assert answers("11_gpu") == {"11.placement": False, "11.tolerance": True}
+    assert answers("11b_device_data") == {"11.device_decode": False, "11.quiz": False}
+    assert get("11.tolerance").bonus and not any(get(e).bonus for e in ("11.placement", "11.device_decode"))
 
 
 # ---------------------------------------------------------------- labkit.gpu (no adapter needed)

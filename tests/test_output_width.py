@@ -64,8 +64,9 @@ TEXT_ALLOWED: dict[str, tuple[set[str], str]] = {
     "10_beyond": ({"l10-05", "l10-07", "l10-09", "l10-27", "l10-31", "l10-37",
                    "l10-15", "l10-33", "l10-35", "l10-57"},
                   "converter and ONNX Runtime errors as raised, node and provider lists"),
-    "11_gpu": ({"l11-07", "l11-13", "l11-20", "l11-22", "l11-28", "l11-50"},
+    "11_gpu": ({"l11-07", "l11-13", "l11-20", "l11-22"},
                "per-provider node lists and WebGPU errors as raised"),
+    "11b_device_data": ({"l11-28", "l11-50"}, "generated token ids, timings labelled with the adapter"),
 }
 # lesson -> {cell id: why its figure may be wider than IMAGE_WIDTH}
 IMAGE_ALLOWED: dict[str, dict[str, str]] = {}

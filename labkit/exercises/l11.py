@@ -7,7 +7,7 @@ declare('11.placement', title='Which provider ran each node', points=2, kind='fu
     "SessionOptions.add_session_config_entry('session.record_ep_graph_assignment_info', '1'), then session.get_provider_graph_assignment_info(): each entry has ep_name and get_nodes() (node.name); SessionOptions.graph_optimization_level = ORT_DISABLE_ALL; a renamed node is '<name>_token_<k>'.",
 ])
 
-declare('11.tolerance', title='Device against CPU: rounding or a wrong result?', points=2, kind='function', hint=[
+declare('11.tolerance', title='Device against CPU: rounding or a wrong result?', points=2, kind='function', bonus=True, hint=[
     "Rounding in a sum is relative to the size of the terms summed, so an element near 0 can carry the rounding of the largest values: compare the difference with the output's overall magnitude, not element by element.",
     'np.finfo(np.float32).eps times np.abs(cpu).max() is one rounding of the largest output; allow a few hundred of them (100 to 1000), and check the shapes and np.isfinite first.',
 ])
