@@ -87,8 +87,8 @@ test-notebooks: $(STAMP)
 test-grading: $(STAMP)
 	$(PYTEST) tests -m "$(GRADING)" $(PYTEST_ARGS) --durations=15
 
-# A heavy exercise's blind corpus entries from rounds before its newest and its own entries at the notebook's
-# seed (conftest.py), lesson 08's ship rule in Chromium: in `make test-all`.
+# A heavy exercise's blind corpus entries and its own entries at the notebook's seed, the public checks of
+# 11.device_decode and 11.placement (conftest.py), lesson 08's ship rule in Chromium: in `make test-all`.
 test-thorough: $(STAMP)
 	$(PYTEST) tests -m thorough $(PYTEST_ARGS)
 

@@ -136,28 +136,22 @@ HEAVY = (
 )
 
 
-def _round_number(module: str) -> int:
-    """12 for "blind12_l03", 1 for the first round's "blind_l05"."""
-    digits = module.removeprefix("blind").split("_", 1)[0]
-    return int(digits) if digits.isdigit() else 1
+#: the release's public checks of the exercises that run a WebGPU decoder or export per call (14 s of CPU)
+THOROUGH_PUBLIC = ("11.device_decode", "11.placement")
 
 
 def _mark_thorough(items) -> None:
-    """A heavy exercise's blind entries from rounds before its newest, and its own entries' runs at the
-    notebook's seed, are `thorough`: `make test-all` runs them, `make test` keeps the exercise's own entries
-    at the hidden seed (what a grade is: the grader's data path, and the panel beside it where the judge does
-    not export per call) and its newest blind round (written after the judge had met the older ones). They
-    are the corpus's costliest share: their answers export a model each."""
-    entries = [(ex, item, item.callspec.params["entry"]) for item in items
-               if (ex := _corpus_exercise(item.nodeid)) in HEAVY_EXERCISES]
-    newest: dict[str, int] = {}
-    for ex, _, entry in entries:
-        if entry.blind:
-            newest[ex] = max(newest.get(ex, 0), _round_number(entry.round))
-    for ex, item, entry in entries:
-        if entry.blind and _round_number(entry.round) < newest[ex]:
-            item.add_marker(pytest.mark.thorough)
-        elif item.nodeid.endswith("@notebook]"):  # at the notebook's seed: test_corpus.py's NOTEBOOK_SUFFIX
+    """A heavy exercise's blind entries (every round: once a judge has met a round they are regression
+    tests), its own entries' runs at the notebook's seed and the heaviest public checks are `thorough`:
+    `make test-all` runs them; `make test` keeps each exercise's own entries at the hidden seed (what a
+    grade is: the grader's data path, and the panel beside it where the judge does not export per call).
+    They are the corpus's costliest share: their answers export a model each. Run `make test-thorough`
+    whenever one of these judges changes."""
+    for item in items:
+        ex = _corpus_exercise(item.nodeid)
+        if ex in HEAVY_EXERCISES and (item.callspec.params["entry"].blind or item.nodeid.endswith("@notebook]")):
+            item.add_marker(pytest.mark.thorough)   # @notebook: test_corpus.py's NOTEBOOK_SUFFIX
+        elif "test_public_checks.py::" in item.nodeid and any(f"[{x}]" in item.nodeid for x in THOROUGH_PUBLIC):
             item.add_marker(pytest.mark.thorough)
 
 
