@@ -84,7 +84,9 @@ def build(out: Path, lessons: list[str] | None = None, *, log=print) -> Path:
 
 def selected(solutions: list[Path], lessons: list[str]) -> list[Path]:
     """The solution notebooks of `lessons`: `09` is both of a split lesson's notebooks, `09b` only that one."""
-    keys = [re.fullmatch(r"(\d{1,2})([a-z]?)", str(x)) for x in lessons]
+    from .grading.lesson import LESSON_KEY
+
+    keys = [LESSON_KEY.fullmatch(str(x)) for x in lessons]
     if not all(keys):
         raise ReleaseError(f"lessons are given by number (00 03 09b ...), not {' '.join(map(str, lessons))}")
     wanted = {f"{int(m[1]):02d}{m[2]}" for m in keys}

@@ -162,7 +162,7 @@ def load_extra_tests(text: str) -> None:
 
 
 def sandbox_spec(opts: Options | Settings, protection: Sandbox, inputs: Path, data: Path,
-                 confined: tuple[str, ...] = ()) -> SandboxSpec:
+                 confined: tuple[str, ...]) -> SandboxSpec:
     """The sandbox view of a batch; `confined`: the exercises whose checks run with only their tools."""
     import labkit
     import labkit_judges
